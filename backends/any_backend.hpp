@@ -1,0 +1,64 @@
+// A backend chosen at run time. Backends are called only on the miss path (growing and
+// releasing regions), so one virtual call there costs nothing measurable, and it lets the
+// registry instantiate each composition once instead of once per backend.
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "engine/concepts.hpp"
+
+#include <memory>
+#include <string_view>
+#include <utility>
+
+namespace fraglab {
+
+class any_backend {
+  struct interface {
+    virtual ~interface() = default;
+    virtual acquisition acquire(std::size_t n, std::size_t alignment) = 0;
+    virtual bool release(std::uintptr_t base, std::size_t n) = 0;
+    virtual std::size_t capacity() const = 0;
+    virtual std::size_t granularity() const = 0;
+    virtual std::size_t acquired_bytes() const = 0;
+    virtual bool supports_merging() const = 0;
+    virtual std::string_view name() const = 0;
+    virtual backend_stats const& stats() const = 0;
+  };
+
+  template <class B>
+  struct model final : interface {
+    explicit model(B b) : impl(std::move(b)) {}
+    acquisition acquire(std::size_t n, std::size_t a) override { return impl.acquire(n, a); }
+    bool release(std::uintptr_t base, std::size_t n) override { return impl.release(base, n); }
+    std::size_t capacity() const override { return impl.capacity(); }
+    std::size_t granularity() const override { return impl.granularity(); }
+    std::size_t acquired_bytes() const override { return impl.acquired_bytes(); }
+    bool supports_merging() const override { return impl.supports_merging(); }
+    std::string_view name() const override { return impl.name(); }
+    backend_stats const& stats() const override { return impl.stats(); }
+    B impl;
+  };
+
+ public:
+  template <class B>
+    requires(backend<B> && !std::is_same_v<std::remove_cvref_t<B>, any_backend>)
+  explicit any_backend(B b) : impl_(std::make_unique<model<B>>(std::move(b)))
+  {
+  }
+
+  acquisition acquire(std::size_t n, std::size_t a) { return impl_->acquire(n, a); }
+  bool release(std::uintptr_t base, std::size_t n) { return impl_->release(base, n); }
+  [[nodiscard]] std::size_t capacity() const { return impl_->capacity(); }
+  [[nodiscard]] std::size_t granularity() const { return impl_->granularity(); }
+  [[nodiscard]] std::size_t acquired_bytes() const { return impl_->acquired_bytes(); }
+  [[nodiscard]] bool supports_merging() const { return impl_->supports_merging(); }
+  [[nodiscard]] std::string_view name() const { return impl_->name(); }
+  [[nodiscard]] backend_stats const& stats() const { return impl_->stats(); }
+
+ private:
+  std::unique_ptr<interface> impl_;
+};
+
+static_assert(backend<any_backend>);
+
+}  // namespace fraglab

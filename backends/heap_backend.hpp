@@ -1,0 +1,75 @@
+// One contiguous space growing at its top, like sbrk(2): Johnstone & Wilson's model of a
+// program's heap ("The Memory Fragmentation Problem: Solved?", ISMM 1998). Consecutive
+// acquisitions are adjacent, so the engine merges them into one region and a free chunk at
+// the top is extended rather than abandoned. Memory goes back only from the top. The
+// footprint is the high-water mark of the top (stats().peak_acquired_bytes).
+//
+// Simulated: no memory is touched, addresses start at `base`.
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "engine/concepts.hpp"
+#include "engine/detail/bits.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string_view>
+
+namespace fraglab {
+
+struct heap_backend_params {
+  std::size_t capacity = std::numeric_limits<std::size_t>::max();
+  std::size_t granularity = 4096;  // sbrk moves the break by pages
+  std::uintptr_t base = std::uintptr_t{1} << 32;
+};
+
+class heap_backend {
+ public:
+  using params = heap_backend_params;
+
+  explicit heap_backend(params p = {}) : p_(p), top_(p.base)
+  {
+    if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
+    if (p_.base % p_.granularity != 0) throw std::invalid_argument("base must be a multiple of the granularity");
+  }
+
+  acquisition acquire(std::size_t n, std::size_t alignment)
+  {
+    // The break is always granularity-aligned; larger alignments are not sbrk's to give.
+    auto const size = detail::align_up_checked(n, p_.granularity);
+    if (n == 0 || alignment > p_.granularity || !size || *size > p_.capacity - stats_.acquired_bytes) {
+      ++stats_.refusals;
+      return {};
+    }
+    std::uintptr_t const start = top_;
+    top_ += *size;
+    stats_.on_acquire(*size);
+    return {start, *size};
+  }
+
+  bool release(std::uintptr_t base, std::size_t n)
+  {
+    if (base + n != top_) return false;
+    top_ = base;
+    stats_.on_release(n);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept { return p_.capacity; }
+  [[nodiscard]] std::size_t granularity() const noexcept { return p_.granularity; }
+  [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
+  [[nodiscard]] bool supports_merging() const noexcept { return true; }
+  [[nodiscard]] std::string_view name() const noexcept { return "heap"; }
+  [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::uintptr_t top() const noexcept { return top_; }
+
+ private:
+  params p_;
+  std::uintptr_t top_;
+  backend_stats stats_;
+};
+
+static_assert(backend<heap_backend>);
+
+}  // namespace fraglab

@@ -1,0 +1,114 @@
+// An address space without memory: hands out address ranges from a virtual space of any
+// size, so that an 80-140 GiB GPU trace replays on a small host, and every comparison
+// study runs without touching real memory.
+//
+// Deterministic: the same sequence of calls yields the same addresses on every machine.
+// Acquisitions are rounded up to `granularity` and aligned to it (cudaMalloc hands out
+// 2 MiB-aligned ranges; the default 256 bytes matches TF's rounding). A released range is
+// reused first-fit by address, as a driver reuses virtual addresses; otherwise the space
+// grows upward from `base`. With `merging`, consecutive acquisitions are adjacent and the
+// engine may merge them into one region (TF's SupportsCoalescing).
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "engine/concepts.hpp"
+#include "engine/detail/bits.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+#include <string_view>
+
+namespace fraglab {
+
+struct simulated_backend_params {
+  std::size_t capacity = std::numeric_limits<std::size_t>::max();
+  std::size_t granularity = 256;
+  bool merging = false;
+  std::uintptr_t base = std::uintptr_t{1} << 40;
+};
+
+class simulated_backend {
+ public:
+  using params = simulated_backend_params;
+
+  explicit simulated_backend(params p = {}) : p_(p), top_(p.base)
+  {
+    if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
+    if (p_.base % p_.granularity != 0) throw std::invalid_argument("base must be a multiple of the granularity");
+  }
+
+  acquisition acquire(std::size_t n, std::size_t alignment)
+  {
+    std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
+    auto const size = detail::align_up_checked(n, p_.granularity);
+    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes) {
+      ++stats_.refusals;
+      return {};
+    }
+    for (auto it = holes_.begin(); it != holes_.end(); ++it) {
+      std::uintptr_t const start = detail::align_up_address(it->first, align);
+      std::uintptr_t const hole_end = it->first + it->second;
+      if (start < hole_end && hole_end - start >= *size) {
+        std::uintptr_t const hole_start = it->first;
+        holes_.erase(it);
+        if (start > hole_start) holes_.emplace(hole_start, start - hole_start);
+        if (start + *size < hole_end) holes_.emplace(start + *size, hole_end - start - *size);
+        stats_.on_acquire(*size);
+        return {start, *size};
+      }
+    }
+    std::uintptr_t const start = detail::align_up_address(top_, align);
+    if (start > top_) give_back_range(top_, start - top_);
+    top_ = start + *size;
+    stats_.on_acquire(*size);
+    return {start, *size};
+  }
+
+  bool release(std::uintptr_t base, std::size_t n)
+  {
+    give_back_range(base, n);
+    stats_.on_release(n);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept { return p_.capacity; }
+  [[nodiscard]] std::size_t granularity() const noexcept { return p_.granularity; }
+  [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
+  [[nodiscard]] bool supports_merging() const noexcept { return p_.merging; }
+  [[nodiscard]] std::string_view name() const noexcept { return "simulated"; }
+  [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
+
+ private:
+  // Returns a range to the holes, merging with neighbours, and lowers the top when the
+  // range reaches it, so that a release-then-acquire sequence reuses addresses.
+  void give_back_range(std::uintptr_t base, std::size_t n)
+  {
+    auto next = holes_.lower_bound(base);
+    if (next != holes_.end() && base + n == next->first) {
+      n += next->second;
+      next = holes_.erase(next);
+    }
+    if (next != holes_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == base) {
+        base = prev->first;
+        n += prev->second;
+        holes_.erase(prev);
+      }
+    }
+    if (base + n == top_) top_ = base;
+    else holes_.emplace(base, n);
+  }
+
+  params p_;
+  std::uintptr_t top_;
+  std::map<std::uintptr_t, std::size_t> holes_;
+  backend_stats stats_;
+};
+
+static_assert(backend<simulated_backend>);
+
+}  // namespace fraglab

@@ -1,0 +1,470 @@
+// The composing engine: one allocator built from a free index, a fit, a split rule, a
+// coalescing rule, a growth rule, a size rule and a pool rule over a backend.
+//
+// Structure is chosen at compile time (the `Policy` bundle: the hot path has no virtual
+// call, in the manner of Heap Layers, Berger, Zorn & McKinley, PLDI 2001); every number is
+// a runtime parameter of its rule (the `config`), so a sweep never recompiles.
+//
+// allocate(size, alignment, stream):
+//   round with the size rule (pad by alignment - granule when the alignment exceeds the
+//   granule) -> ask the pool's index for a chunk under the fit -> on a miss: merge deferred
+//   free neighbours, then grow by what the growth rule says and retry, then (if the growth
+//   rule asks for it) release wholly free regions and grow once more -> carve: an aligned
+//   front remainder and a split-off tail go back to the index as free chunks.
+// deallocate(address): find the live chunk in O(1), mark it free, coalesce per the rule.
+//
+// The engine is single-threaded and deterministic; wrap it in locked_allocator for
+// concurrent use.
+#pragma once
+
+#include "engine/chunk.hpp"
+#include "engine/concepts.hpp"
+#include "engine/detail/bits.hpp"
+#include "engine/detail/chunk_pool.hpp"
+#include "engine/detail/live_address_map.hpp"
+#include "engine/results.hpp"
+#include "engine/stats.hpp"
+#include "policies/coalesce_rules.hpp"
+#include "policies/fits.hpp"
+#include "policies/growth_rules.hpp"
+#include "policies/pool_rules.hpp"
+#include "policies/size_rules.hpp"
+#include "policies/split_rules.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fraglab {
+
+// A composition: the types of its parts. Numbers live in allocator::config.
+template <class Index, class Fit, class Split = threshold_split, class Coalesce = coalescing,
+          class Growth = growth_rule, class Size = quantum_size_rule, class Pools = stream_pool_rule>
+struct policy {
+  using index = Index;
+  using fit = Fit;
+  using split = Split;
+  using coalesce = Coalesce;
+  using growth = Growth;
+  using size = Size;
+  using pools = Pools;
+};
+
+template <class Policy, backend Backend>
+class allocator {
+ public:
+  using policy_type = Policy;
+  using backend_type = Backend;
+  using index_spec = typename Policy::index;
+  using fit_type = typename Policy::fit;
+  using chunk = basic_chunk<index_spec>;
+  using region = basic_region<chunk>;
+  using index_type = typename index_spec::template index<chunk>;
+
+  static_assert(free_index<index_type, chunk>);
+  static_assert(serves<index_type, fit_type>, "this index does not serve this fit");
+  static_assert(split_rule<typename Policy::split>);
+  static_assert(size_rule<typename Policy::size>);
+
+  struct config {
+    typename index_spec::params index{};
+    typename Policy::split split{};
+    typename Policy::coalesce coalesce{};
+    typename Policy::growth growth{};
+    typename Policy::size size{};
+    typename Policy::pools pools{};
+  };
+
+  explicit allocator(Backend b, config c = {}) : backend_(std::move(b)), cfg_(std::move(c))
+  {
+    cfg_.size.validate();
+    cfg_.growth.validate();
+  }
+  allocator(allocator const&) = delete;
+  allocator& operator=(allocator const&) = delete;
+
+  // Gives every region back. Members are declared so that the indexes and the live map,
+  // which unlink chunks as they are destroyed, go before the chunk records' memory.
+  ~allocator()
+  {
+    for (region* r : regions_) backend_.release(r->base, r->size);
+  }
+
+  allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
+  {
+    if (size == 0) return {};
+    std::size_t const granule = cfg_.size.granule();
+    if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
+    auto const rounded = cfg_.size.round(size);
+    if (!rounded) return misuse(alloc_status::size_overflow);
+    std::size_t need = *rounded;
+    if (alignment > granule) {
+      auto const padded = detail::add_checked(need, alignment - granule);
+      if (!padded) return misuse(alloc_status::size_overflow);
+      need = *padded;
+    }
+    std::uint32_t const pool = pool_for(cfg_.pools.pool_key(stream, *rounded));
+    chunk* c = fit_type::select(pools_[pool]->index, need);
+    alloc_status status = alloc_status::ok;
+    if (c == nullptr) c = allocate_on_miss(pool, need, status);
+    if (c == nullptr) {
+      ++stats_.failed_allocations;
+      return {0, 0, status};
+    }
+    return hand_out(c, pool, size, *rounded, alignment, stream);
+  }
+
+  free_status deallocate(std::uintptr_t address)
+  {
+    if (address == 0) return free_status::ok;
+    chunk* c = live_.find(address);
+    if (c == nullptr) {
+      ++stats_.misuses;
+      return diagnose(address);
+    }
+    live_.erase(*c);
+    c->in_use = false;
+    stats_.live_bytes -= c->requested;
+    stats_.allocated_bytes -= c->size;
+    c->requested = 0;
+    --c->region->live_chunks;
+    ++stats_.deallocations;
+    auto& ix = pools_[c->region->pool]->index;
+    if (cfg_.coalesce.mode == coalesce_mode::immediate) c = merge_free_neighbours(c, ix);
+    ix.insert(*c);
+    return free_status::ok;
+  }
+
+  allocation allocate(std::size_t size, std::size_t alignment, stream_id stream, void*) = delete;
+  free_status deallocate(void* p) { return deallocate(reinterpret_cast<std::uintptr_t>(p)); }
+
+  // Gives every region without a live block back to the backend (PyTorch's empty_cache).
+  // Returns the bytes released.
+  std::size_t release_free_regions()
+  {
+    std::size_t released = 0;
+    // Highest address first, so that an sbrk-like backend can lower its top region by region.
+    std::vector<region*> order(regions_);
+    std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base > b->base; });
+    for (region* r : order) {
+      if (r->live_chunks != 0 || !backend_.release(r->base, r->size)) continue;
+      auto& ix = pools_[r->pool]->index;
+      for (chunk* c = r->first; c != nullptr;) {
+        chunk* next = c->next;
+        ix.erase(*c);
+        chunks_.destroy(c);
+        c = next;
+      }
+      released += r->size;
+      stats_.reserved_bytes -= r->size;
+      ++stats_.releases;
+      regions_.erase(std::find(regions_.begin(), regions_.end(), r));
+      regions_pool_.destroy(r);
+    }
+    return released;
+  }
+
+  [[nodiscard]] allocator_stats stats() const
+  {
+    allocator_stats s = stats_;
+    s.live_chunks = live_.size();
+    s.regions = regions_.size();
+    s.free_chunks = free_chunk_count();
+    s.index_steps = index_steps();
+    s.largest_free_bytes = largest_free_bytes();
+    return s;
+  }
+
+  // The running counters alone, without the derived fields stats() computes: cheap
+  // enough to read after every event of a replay.
+  [[nodiscard]] allocator_stats const& counters() const noexcept { return stats_; }
+
+  [[nodiscard]] std::size_t largest_free_bytes() const
+  {
+    std::size_t largest = 0;
+    for (auto const& p : pools_)
+      if (chunk const* c = p->index.largest(); c != nullptr) largest = std::max(largest, c->size);
+    return largest;
+  }
+
+  [[nodiscard]] std::size_t free_chunk_count() const noexcept
+  {
+    std::size_t n = 0;
+    for (auto const& p : pools_) n += p->index.size();
+    return n;
+  }
+
+  [[nodiscard]] std::uint64_t index_steps() const noexcept
+  {
+    std::uint64_t n = 0;
+    for (auto const& p : pools_) n += p->index.steps();
+    return n;
+  }
+
+  // Visits every chunk, regions in address order, chunks in address order within each.
+  template <class F>
+  void visit_chunks(F&& f) const
+  {
+    for (region const* r : regions_by_address())
+      for (chunk const* c = r->first; c != nullptr; c = c->next)
+        f(chunk_view{c->address, c->size, c->requested, c->in_use, c->stream, r->serial, r->pool});
+  }
+
+  // Empty when the bookkeeping is consistent; otherwise a description of the first
+  // violation found. Costs O(chunks * index lookup): for tests and debugging.
+  [[nodiscard]] std::string check_invariants() const;
+
+  [[nodiscard]] Backend& backend() noexcept { return backend_; }
+  [[nodiscard]] Backend const& backend() const noexcept { return backend_; }
+  [[nodiscard]] config const& configuration() const noexcept { return cfg_; }
+  [[nodiscard]] std::size_t granule() const noexcept { return cfg_.size.granule(); }
+  [[nodiscard]] std::size_t pool_count() const noexcept { return pools_.size(); }
+  // The free index of a pool (for dumps and tests that look at its shape).
+  [[nodiscard]] index_type& pool_index(std::uint32_t pool) noexcept { return pools_[pool]->index; }
+
+ private:
+  struct pool_entry {
+    std::uint64_t key;
+    index_type index;
+  };
+
+  allocation misuse(alloc_status s) noexcept
+  {
+    ++stats_.misuses;
+    return {0, 0, s};
+  }
+
+  std::uint32_t pool_for(std::uint64_t key)
+  {
+    for (std::uint32_t i = 0; i < pools_.size(); ++i)
+      if (pools_[i]->key == key) return i;
+    pools_.push_back(std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)}));
+    return static_cast<std::uint32_t>(pools_.size() - 1);
+  }
+
+  chunk* allocate_on_miss(std::uint32_t pool, std::size_t need, alloc_status& status)
+  {
+    auto& ix = pools_[pool]->index;
+    if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
+      if (chunk* c = fit_type::select(ix, need)) return c;
+    status = grow(pool, need);
+    if (status == alloc_status::ok) {
+      if (chunk* c = fit_type::select(ix, need)) return c;
+      status = alloc_status::no_growth;  // the growth rule's region was too small for the request
+    }
+    if (cfg_.growth.release_free_regions_on_failure() && release_free_regions() != 0) {
+      status = grow(pool, need);
+      if (status == alloc_status::ok) {
+        if (chunk* c = fit_type::select(ix, need)) return c;
+        status = alloc_status::no_growth;
+      }
+    }
+    return nullptr;
+  }
+
+  allocation hand_out(chunk* c, std::uint32_t pool, std::size_t requested, std::size_t rounded, std::size_t alignment,
+                      stream_id stream)
+  {
+    auto& ix = pools_[pool]->index;
+    ix.erase(*c);
+    if (alignment > cfg_.size.granule()) {
+      std::uintptr_t const aligned = detail::align_up_address(c->address, alignment);
+      if (aligned != c->address) {
+        chunk* body = split_at(c, aligned - c->address);
+        ix.insert(*c);
+        c = body;
+      }
+    }
+    if (cfg_.split.should_split(c->size, rounded)) ix.insert(*split_at(c, rounded));
+    c->in_use = true;
+    c->requested = requested;
+    c->stream = stream;
+    ++c->region->live_chunks;
+    live_.insert(*c);
+    ++stats_.allocations;
+    stats_.live_bytes += requested;
+    stats_.allocated_bytes += c->size;
+    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    return {c->address, c->size, alloc_status::ok};
+  }
+
+  // Cuts c at `offset`; c keeps the low part, the returned chunk (free, unindexed) the rest.
+  chunk* split_at(chunk* c, std::size_t offset)
+  {
+    chunk* n = chunks_.create();
+    n->address = c->address + offset;
+    n->size = c->size - offset;
+    n->region = c->region;
+    n->stream = c->stream;
+    n->prev = c;
+    n->next = c->next;
+    if (c->next != nullptr) c->next->prev = n;
+    else c->region->last = n;
+    c->next = n;
+    c->size = offset;
+    return n;
+  }
+
+  // c absorbs its next neighbour, whose record is recycled.
+  void absorb_next(chunk* c) noexcept
+  {
+    chunk* n = c->next;
+    c->size += n->size;
+    c->next = n->next;
+    if (n->next != nullptr) n->next->prev = c;
+    else c->region->last = c;
+    chunks_.destroy(n);
+  }
+
+  // c is free and not in the index; merges it with free neighbours (next first, then
+  // previous, as TF does) and returns the surviving chunk, still unindexed.
+  chunk* merge_free_neighbours(chunk* c, index_type& ix) noexcept
+  {
+    if (c->next != nullptr && !c->next->in_use) {
+      ix.erase(*c->next);
+      absorb_next(c);
+    }
+    if (c->prev != nullptr && !c->prev->in_use) {
+      chunk* p = c->prev;
+      ix.erase(*p);
+      absorb_next(p);
+      c = p;
+    }
+    return c;
+  }
+
+  // Deferred coalescing: merges every run of adjacent free chunks. Returns merges made.
+  std::size_t coalesce_all_free()
+  {
+    std::size_t merges = 0;
+    for (region* r : regions_) {
+      auto& ix = pools_[r->pool]->index;
+      for (chunk* c = r->first; c != nullptr; c = c->next) {
+        if (c->in_use || c->next == nullptr || c->next->in_use) continue;
+        ix.erase(*c);
+        while (c->next != nullptr && !c->next->in_use) {
+          ix.erase(*c->next);
+          absorb_next(c);
+          ++merges;
+        }
+        ix.insert(*c);
+      }
+    }
+    return merges;
+  }
+
+  // The region new memory of this pool would extend, if the backend merges acquisitions.
+  region* merge_candidate(std::uint32_t pool) const noexcept
+  {
+    if (!backend_.supports_merging()) return nullptr;
+    region* top = nullptr;
+    for (region* r : regions_)
+      if (r->pool == pool && (top == nullptr || r->base > top->base)) top = r;
+    return top;
+  }
+
+  alloc_status grow(std::uint32_t pool, std::size_t need)
+  {
+    region* candidate = merge_candidate(pool);
+    bool const merge_tail = candidate != nullptr && cfg_.coalesce.mode != coalesce_mode::never;
+    std::size_t const tail_free = merge_tail && !candidate->last->in_use ? candidate->last->size : 0;
+    std::size_t const findable = findable_size<fit_type>(pools_[pool]->index, need);
+    if (findable < need) return alloc_status::size_overflow;
+    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, backend_.granularity()};
+    growth_decision const d = cfg_.growth.acquisition(ctx);
+    if (d.bytes == 0) return d.refusal;
+    std::size_t bytes = d.bytes;
+    for (;;) {
+      acquisition const a = backend_.acquire(bytes, cfg_.size.granule());
+      if (a) {
+        cfg_.growth.on_acquired(a.size);
+        add_region(pool, a, candidate, merge_tail);
+        return alloc_status::ok;
+      }
+      bool const over_capacity = bytes > backend_.capacity() || backend_.acquired_bytes() > backend_.capacity() - bytes;
+      alloc_status const why = over_capacity ? alloc_status::capacity : alloc_status::backend_refused;
+      bytes = cfg_.growth.on_refused(ctx, bytes);
+      if (bytes == 0) return why;
+    }
+  }
+
+  void add_region(std::uint32_t pool, acquisition a, region* candidate, bool merge_tail)
+  {
+    auto& ix = pools_[pool]->index;
+    ++stats_.acquisitions;
+    stats_.reserved_bytes += a.size;
+    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+    if (candidate != nullptr && candidate->end() == a.base) {
+      // Adjacent to the pool's top region: extend it, and its free tail if there is one.
+      chunk* tail = candidate->last;
+      candidate->size += a.size;
+      ++candidate->acquisitions;
+      if (merge_tail && !tail->in_use) {
+        ix.erase(*tail);
+        tail->size += a.size;
+        ix.insert(*tail);
+        return;
+      }
+      chunk* c = make_chunk(a.base, a.size, candidate);
+      c->prev = tail;
+      tail->next = c;
+      candidate->last = c;
+      ix.insert(*c);
+      return;
+    }
+    region* r = regions_pool_.create();
+    r->base = a.base;
+    r->size = a.size;
+    r->pool = pool;
+    r->serial = next_region_serial_++;
+    chunk* c = make_chunk(a.base, a.size, r);
+    r->first = r->last = c;
+    regions_.push_back(r);
+    ix.insert(*c);
+  }
+
+  chunk* make_chunk(std::uintptr_t address, std::size_t size, region* r)
+  {
+    chunk* c = chunks_.create();
+    c->address = address;
+    c->size = size;
+    c->region = r;
+    return c;
+  }
+
+  free_status diagnose(std::uintptr_t address) const noexcept
+  {
+    for (region const* r : regions_) {
+      if (!r->contains(address)) continue;
+      for (chunk const* c = r->first; c != nullptr; c = c->next)
+        if (address >= c->address && address < c->end())
+          return c->in_use ? free_status::interior_pointer : free_status::double_free;
+    }
+    return free_status::unknown_pointer;
+  }
+
+  std::vector<region const*> regions_by_address() const
+  {
+    std::vector<region const*> order(regions_.begin(), regions_.end());
+    std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base < b->base; });
+    return order;
+  }
+
+  Backend backend_;
+  config cfg_;
+  detail::record_pool<chunk> chunks_;
+  detail::record_pool<region> regions_pool_{16};
+  std::vector<region*> regions_;
+  std::vector<std::unique_ptr<pool_entry>> pools_;
+  detail::live_address_map<chunk> live_;
+  allocator_stats stats_;
+  std::uint64_t next_region_serial_ = 0;
+};
+
+}  // namespace fraglab
+
+#include "engine/detail/check_invariants.hpp"

@@ -1,0 +1,97 @@
+// The parts the engine composes, written down as tables of required expressions
+// (in the manner of foonathan/memory) and checked as C++20 concepts.
+//
+// Notation: `C` is the engine's chunk type, `c` a `C&`, `n` a std::size_t, `s` a
+// stream_id, `ix` an index object, `ctx` a growth_context.
+//
+// Free index (policies/indexes/): a spec type `X` with a nested hook and index template.
+// | expression                     | result            | meaning                                        |
+// |--------------------------------|-------------------|------------------------------------------------|
+// | X::hook<C>                     | type              | member of every chunk while it is free          |
+// | X::index<C>                    | type              | the container                                   |
+// | X::params                      | type              | runtime knobs (bin base, SLI, ...)              |
+// | X::index<C>(params)            |                   | an empty index                                  |
+// | ix.insert(c), ix.erase(c)      | void              | c is free / stops being free                    |
+// | ix.size()                      | std::size_t       | free chunks held                                |
+// | ix.largest()                   | C*                | a largest free chunk (null when empty)          |
+// | ix.contains(c)                 | bool              | c is reachable from the index (invariant check) |
+// | ix.check()                     | std::string       | empty, or what internal invariant is broken     |
+// | ix.steps()                     | std::uint64_t     | candidates examined so far (deterministic cost) |
+// | ix.find_best(n) etc.           | C*                | one per fit the index serves (see fits.hpp)     |
+//
+// Fit (policies/fits.hpp): `F::select(ix, n)` returns the chosen free chunk of size >= n
+// or null, by calling the capability its rule needs; an index that lacks the capability
+// does not compile with that fit (`serves<Index, Fit>` says which pairs exist).
+//
+// Split rule: `r.should_split(chunk_size, rounded_request)` -> bool; the allocation keeps
+// the low part and the remainder becomes a free chunk.
+//
+// Coalesce rule: `r.mode()` -> coalesce_mode (immediate, deferred to a miss, never).
+//
+// Growth rule: `r.acquisition(ctx)` -> std::size_t bytes to ask the backend for (0: do not
+// grow); `r.on_acquired(n)`, `r.on_refused(ctx, n)` -> next size to try or 0;
+// `r.release_free_regions_on_failure()` -> bool.
+//
+// Size rule: `r.round(n)` -> std::optional<std::size_t> (empty on overflow); `r.granule()`
+// -> power of two every chunk address and size is a multiple of.
+//
+// Pool rule: `p.pool_of(s, rounded)` -> std::uint32_t, the free index a request searches
+// and a new region joins.
+//
+// Backend (backends/): `b.acquire(n, alignment)` -> acquisition (empty when refused);
+// `b.release(base, n)` -> bool (false: this backend cannot give that range back, e.g. sbrk
+// below the top);
+// `b.capacity()`, `b.granularity()`, `b.acquired_bytes()`, `b.supports_merging()` (whether
+// consecutive acquisitions may be adjacent and merge into one region, TF's
+// SupportsCoalescing), `b.name()`.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fraglab {
+
+struct acquisition {
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  [[nodiscard]] explicit operator bool() const noexcept { return size != 0; }
+};
+
+template <class B>
+concept backend = requires(B b, B const cb, std::size_t n, std::uintptr_t a) {
+  { b.acquire(n, n) } -> std::same_as<acquisition>;
+  { b.release(a, n) } -> std::convertible_to<bool>;
+  { cb.capacity() } -> std::convertible_to<std::size_t>;
+  { cb.granularity() } -> std::convertible_to<std::size_t>;
+  { cb.acquired_bytes() } -> std::convertible_to<std::size_t>;
+  { cb.supports_merging() } -> std::convertible_to<bool>;
+  { cb.name() } -> std::convertible_to<std::string_view>;
+};
+
+template <class Ix, class C>
+concept free_index = requires(Ix ix, Ix const cix, C& c) {
+  ix.insert(c);
+  ix.erase(c);
+  { cix.size() } -> std::convertible_to<std::size_t>;
+  { ix.largest() } -> std::same_as<C*>;
+  { cix.contains(c) } -> std::convertible_to<bool>;
+  { cix.check() } -> std::convertible_to<std::string>;
+  { cix.steps() } -> std::convertible_to<std::uint64_t>;
+};
+
+template <class R>
+concept split_rule = requires(R const r, std::size_t n) {
+  { r.should_split(n, n) } -> std::convertible_to<bool>;
+};
+
+template <class R>
+concept size_rule = requires(R const r, std::size_t n) {
+  { r.round(n) } -> std::same_as<std::optional<std::size_t>>;
+  { r.granule() } -> std::convertible_to<std::size_t>;
+};
+
+}  // namespace fraglab

@@ -1,0 +1,60 @@
+// Bit tricks and overflow-checked arithmetic shared by the engine and the policies.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+namespace fraglab::detail {
+
+constexpr bool is_pow2(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
+
+// floor(log2(x)) for x > 0.
+constexpr unsigned log2_floor(std::size_t x) noexcept
+{
+  return static_cast<unsigned>(std::bit_width(x) - 1);
+}
+
+// Rounds x up to a multiple of the power of two q; empty on overflow.
+constexpr std::optional<std::size_t> align_up_checked(std::size_t x, std::size_t q) noexcept
+{
+  std::size_t const mask = q - 1;
+  if (x > std::numeric_limits<std::size_t>::max() - mask) return std::nullopt;
+  return (x + mask) & ~mask;
+}
+
+constexpr std::size_t align_up(std::size_t x, std::size_t q) noexcept { return (x + q - 1) & ~(q - 1); }
+constexpr std::uintptr_t align_up_address(std::uintptr_t x, std::size_t q) noexcept
+{
+  return (x + q - 1) & ~static_cast<std::uintptr_t>(q - 1);
+}
+
+// Rounds x up to a multiple of any q > 0; empty on overflow.
+constexpr std::optional<std::size_t> round_up_checked(std::size_t x, std::size_t q) noexcept
+{
+  std::size_t const rem = x % q;
+  if (rem == 0) return x;
+  if (x > std::numeric_limits<std::size_t>::max() - (q - rem)) return std::nullopt;
+  return x + (q - rem);
+}
+
+constexpr std::optional<std::size_t> add_checked(std::size_t a, std::size_t b) noexcept
+{
+  if (a > std::numeric_limits<std::size_t>::max() - b) return std::nullopt;
+  return a + b;
+}
+
+// SplitMix64 finaliser (Steele, Lea, Flood 2014): a cheap, well-mixed hash of an
+// address. Used where a deterministic pseudo-random value per chunk is needed
+// (treap priorities, hash buckets), identical on every machine.
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept
+{
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace fraglab::detail

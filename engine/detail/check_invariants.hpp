@@ -1,0 +1,86 @@
+// allocator::check_invariants(): the bookkeeping's consistency, checked from scratch.
+//
+// - regions tile whole acquisitions and do not overlap; chunks tile their region in
+//   address order with consistent neighbour links and region pointers;
+// - every size and address is a multiple of the granule;
+// - a live chunk is in the live-address map and nowhere in the index; a free chunk is in
+//   its pool's index; the counts of both agree with the containers;
+// - byte conservation: live, allocated and reserved equal the sums over chunks and regions,
+//   and reserved equals what the backend holds for us;
+// - with immediate coalescing, no two adjacent chunks of a region are free;
+// - each index's own structure holds (ordering, bitmaps, augmentation).
+#pragma once
+
+#include <sstream>
+#include <string>
+
+namespace fraglab {
+
+template <class Policy, backend Backend>
+std::string allocator<Policy, Backend>::check_invariants() const
+{
+  std::ostringstream err;
+  std::size_t const granule = cfg_.size.granule();
+  std::size_t live = 0, allocated = 0, reserved = 0, live_chunks = 0, free_chunks = 0;
+  region const* previous = nullptr;
+  for (region const* r : regions_by_address()) {
+    if (previous != nullptr && previous->end() > r->base) {
+      err << "regions at " << previous->base << " and " << r->base << " overlap";
+      return err.str();
+    }
+    previous = r;
+    reserved += r->size;
+    if (r->first == nullptr || r->first->prev != nullptr || r->first->address != r->base) {
+      err << "region at " << r->base << " does not start with its first chunk";
+      return err.str();
+    }
+    std::size_t covered = 0, region_live = 0;
+    chunk const* last = nullptr;
+    for (chunk const* c = r->first; c != nullptr; last = c, c = c->next) {
+      if (c->region != r) return "chunk at " + std::to_string(c->address) + " points to another region";
+      if (c->size == 0 || c->size % granule != 0 || c->address % granule != 0)
+        return "chunk at " + std::to_string(c->address) + " is not a positive multiple of the granule";
+      if (c->address != r->base + covered) return "chunks of region " + std::to_string(r->base) + " leave a gap or overlap";
+      if (c->next != nullptr && c->next->prev != c) return "neighbour links broken at " + std::to_string(c->address);
+      covered += c->size;
+      auto& ix = pools_[r->pool]->index;
+      if (c->in_use) {
+        ++live_chunks;
+        ++region_live;
+        live += c->requested;
+        allocated += c->size;
+        if (c->requested == 0 || c->requested > c->size)
+          return "live chunk at " + std::to_string(c->address) + " records an impossible requested size";
+        if (const_cast<detail::live_address_map<chunk>&>(live_).find(c->address) != c)
+          return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
+        if (ix.contains(*c)) return "live chunk at " + std::to_string(c->address) + " is in the free index";
+      } else {
+        ++free_chunks;
+        if (c->requested != 0) return "free chunk at " + std::to_string(c->address) + " keeps a requested size";
+        if (!ix.contains(*c)) return "free chunk at " + std::to_string(c->address) + " is missing from the free index";
+        if (cfg_.coalesce.mode == coalesce_mode::immediate && c->next != nullptr && !c->next->in_use)
+          return "adjacent free chunks at " + std::to_string(c->address) + " were not coalesced";
+      }
+    }
+    if (last != r->last) return "region at " + std::to_string(r->base) + " has a stale last chunk";
+    if (covered != r->size) return "chunks do not cover region " + std::to_string(r->base);
+    if (region_live != r->live_chunks) return "region at " + std::to_string(r->base) + " miscounts live chunks";
+  }
+  std::size_t indexed = 0;
+  for (auto const& p : pools_) {
+    indexed += p->index.size();
+    if (std::string e = p->index.check(); !e.empty()) return "index: " + e;
+  }
+  if (indexed != free_chunks) return "the free indexes hold " + std::to_string(indexed) + " chunks, regions have " +
+                                     std::to_string(free_chunks) + " free";
+  if (live_.size() != live_chunks) return "the address map holds " + std::to_string(live_.size()) + " chunks, " +
+                                          std::to_string(live_chunks) + " are live";
+  if (live != stats_.live_bytes) return "live bytes: counted " + std::to_string(stats_.live_bytes) + ", chunks hold " + std::to_string(live);
+  if (allocated != stats_.allocated_bytes) return "allocated bytes disagree with the chunks";
+  if (reserved != stats_.reserved_bytes) return "reserved bytes disagree with the regions";
+  if (reserved != backend_.acquired_bytes()) return "reserved bytes disagree with the backend";
+  if (chunks_.live() != live_chunks + free_chunks) return "chunk records leaked";
+  return {};
+}
+
+}  // namespace fraglab

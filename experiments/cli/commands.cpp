@@ -1,0 +1,188 @@
+#include "experiments/cli/commands.hpp"
+
+#include "experiments/gen/workloads.hpp"
+#include "experiments/output/results_format.hpp"
+#include "experiments/params/param_set.hpp"
+#include "experiments/params/units.hpp"
+#include "experiments/registry/composition.hpp"
+#include "experiments/trace/native_text.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace po = boost::program_options;
+
+namespace fraglab::cli {
+namespace {
+
+po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
+                        po::positional_options_description const& positional)
+{
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+std::size_t size_option(std::string const& name, std::string const& text)
+{
+  auto const n = parse_size(text);
+  if (!n) throw std::invalid_argument("--" + name + ": expected a size such as 4096, 512MiB or 80GiB, got '" + text + "'");
+  return *n;
+}
+
+}  // namespace
+
+std::vector<std::string> split_policy_list(std::vector<std::string> const& values)
+{
+  std::vector<std::string> specs;
+  for (std::string const& value : values) {
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      std::size_t const comma = rest.find(',');
+      std::string_view const piece = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      bool const continues_compose = !specs.empty() && specs.back().rfind("compose:", 0) == 0 &&
+                                     piece.find('=') != std::string_view::npos && piece.rfind("compose:", 0) != 0;
+      if (continues_compose) {
+        specs.back() += ',';
+        specs.back() += piece;
+      }
+      else if (!piece.empty()) specs.emplace_back(piece);
+    }
+  }
+  return specs;
+}
+
+int policies(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab policies [--keys]");
+  desc.add_options()("help,h", "this help")("keys", "list every parameter with its default");
+  auto const vm = parse(args, desc, {});
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (vm.count("keys")) {
+    std::vector<std::vector<std::string>> rows;
+    for (auto const& p : known_params())
+      rows.push_back({std::string(p.key), std::string(p.part), std::string(p.default_value), std::string(p.help)});
+    std::cout << format_rows({"key", "part", "default", "meaning"}, rows, output_format::table);
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (auto const& n : named_compositions())
+    rows.push_back({std::string(n.name), std::string(n.index), std::string(n.fit), std::string(n.description)});
+  std::cout << format_rows({"policy", "index", "fit", "description"}, rows, output_format::table);
+  std::cout << "\ncompose:index=I,fit=F[,KEY=VALUE...] builds any of these index/fit pairs:\n ";
+  for (auto const& p : composable_pairs()) std::cout << ' ' << p.index << '/' << p.fit;
+  std::cout << "\n(`fraglab policies --keys` lists the KEYs)\n";
+  return 0;
+}
+
+int replay(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
+  desc.add_options()("help,h", "this help")                                                                      //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "native text trace files")                 //
+      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")      //
+      ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")                       //
+      ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")             //
+      ("backend", po::value<std::string>()->default_value("heap"), "simulated, heap or host")                 //
+      ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")                  //
+      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output")         //
+      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
+      ("strict", "a free of an unknown id or a reused live id is an error")                                   //
+      ("stop-on-failure", "stop a replay at its first failed allocation");
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
+
+  param_set user;
+  if (vm.count("set"))
+    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) user.set_assignment(kv);
+  backend_choice backend;
+  backend.kind = vm["backend"].as<std::string>();
+  if (vm.count("capacity")) backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+  output_format const format = parse_output_format(vm["format"].as<std::string>());
+  replay_options options;
+  options.strict = vm.count("strict") != 0;
+  options.stop_on_failure = vm.count("stop-on-failure") != 0;
+  options.repeats = vm["repeat"].as<unsigned>();
+
+  // Build every composition and read every trace before running anything, so that a typo
+  // in the last argument fails fast.
+  std::vector<std::unique_ptr<composition>> compositions;
+  for (auto const& spec : split_policy_list(vm["policy"].as<std::vector<std::string>>()))
+    compositions.push_back(make_composition(spec, user, backend));
+  std::vector<trace::trace> traces;
+  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_native_text_file(path));
+
+  std::vector<std::vector<std::string>> rows;
+  for (auto const& t : traces)
+    for (auto const& c : compositions) rows.push_back(result_cells(c->replay(t, options)));
+  std::string const out = format_rows(result_columns(), rows, format);
+  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out);
+  else std::cout << out;
+  return 0;
+}
+
+int gen(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab gen KIND -o OUT [options]   (KIND: phases, random)");
+  desc.add_options()("help,h", "this help")                                                                //
+      ("kind", po::value<std::string>(), "phases or random")                                              //
+      ("output,o", po::value<std::string>(), "trace file to write (native text)")                         //
+      ("seed", po::value<std::uint64_t>()->default_value(1), "random seed")                                //
+      ("phases", po::value<std::size_t>()->default_value(24), "phases: number of phases")                 //
+      ("objects", po::value<std::size_t>()->default_value(4000), "phases: mean objects per phase")        //
+      ("allocations", po::value<std::size_t>()->default_value(100000), "random: number of allocations")  //
+      ("mean-lifetime", po::value<std::size_t>()->default_value(1000), "random: mean lifetime in allocations");
+  po::positional_options_description positional;
+  positional.add("kind", 1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("kind")) throw std::invalid_argument("no workload kind given (phases or random)");
+  if (!vm.count("output")) throw std::invalid_argument("no output file given (-o FILE)");
+  std::string const kind = vm["kind"].as<std::string>();
+  std::uint64_t const seed = vm["seed"].as<std::uint64_t>();
+  trace::trace t;
+  std::string description;
+  if (kind == "phases") {
+    gen::phases_params p{seed, vm["phases"].as<std::size_t>(), vm["objects"].as<std::size_t>()};
+    t = gen::generate_phases(p);
+    description = "fraglab gen phases --seed " + std::to_string(p.seed) + " --phases " + std::to_string(p.phases) +
+                  " --objects " + std::to_string(p.objects_per_phase);
+  } else if (kind == "random") {
+    gen::random_params p;
+    p.seed = seed;
+    p.allocations = vm["allocations"].as<std::size_t>();
+    p.mean_lifetime = vm["mean-lifetime"].as<std::size_t>();
+    if (p.mean_lifetime == 0) throw std::invalid_argument("--mean-lifetime must be positive");
+    t = gen::generate_random(p);
+    description = "fraglab gen random --seed " + std::to_string(p.seed) + " --allocations " +
+                  std::to_string(p.allocations) + " --mean-lifetime " + std::to_string(p.mean_lifetime);
+  } else {
+    throw std::invalid_argument("unknown workload kind '" + kind + "' (known: phases, random)");
+  }
+  std::ostringstream out;
+  trace::write_native_text(out, t, description);
+  write_file_atomically(vm["output"].as<std::string>(), out.str());
+  std::cerr << "wrote " << t.events.size() << " events (" << t.allocs << " allocations) to "
+            << vm["output"].as<std::string>() << '\n';
+  return 0;
+}
+
+}  // namespace fraglab::cli

@@ -1,0 +1,19 @@
+// The subcommands of the fraglab command. Each takes its arguments after the subcommand
+// name and returns the process exit status; errors for the user are thrown as
+// std::invalid_argument / input_error and reported by main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fraglab::cli {
+
+int policies(std::vector<std::string> const& args);
+int replay(std::vector<std::string> const& args);
+int gen(std::vector<std::string> const& args);
+
+// Splits -p values: commas separate policies, except that KEY=VALUE pieces after a
+// `compose:` spec continue that spec.
+std::vector<std::string> split_policy_list(std::vector<std::string> const& values);
+
+}  // namespace fraglab::cli

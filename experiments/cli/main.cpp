@@ -1,0 +1,54 @@
+// fraglab: replay allocation traces under swappable allocator policies.
+#include "experiments/cli/commands.hpp"
+#include "experiments/trace/input_error.hpp"
+
+#include <boost/program_options/errors.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr char const* usage = R"(usage: fraglab COMMAND [ARGS]
+
+commands:
+  policies [--keys]                          list compositions (and with --keys every parameter)
+  replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
+  gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
+
+`fraglab COMMAND --help` describes a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::cout << usage;
+    return argc < 2 ? 2 : 0;
+  }
+  std::string const command = argv[1];
+  std::vector<std::string> const args(argv + 2, argv + argc);
+  try {
+    if (command == "policies") return fraglab::cli::policies(args);
+    if (command == "replay") return fraglab::cli::replay(args);
+    if (command == "gen") return fraglab::cli::gen(args);
+    std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
+    return 2;
+  } catch (fraglab::input_error const& e) {
+    std::cerr << "fraglab: " << e.what() << '\n';
+    return 2;
+  } catch (std::invalid_argument const& e) {
+    std::cerr << "fraglab " << command << ": " << e.what() << '\n';
+    return 2;
+  } catch (boost::program_options::error const& e) {
+    std::cerr << "fraglab " << command << ": " << e.what() << '\n';
+    return 2;
+  } catch (std::exception const& e) {
+    std::cerr << "fraglab " << command << ": " << e.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,181 @@
+#include "experiments/output/results_format.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace fraglab {
+namespace {
+
+std::string fixed(double v, int digits)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+bool is_numeric(std::string const& s)
+{
+  return !s.empty() && s.find_first_not_of("0123456789.-e+") == std::string::npos;
+}
+
+std::string json_escape(std::string const& s)
+{
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string csv_cell(std::string const& s)
+{
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+output_format parse_output_format(std::string_view s)
+{
+  if (s == "table") return output_format::table;
+  if (s == "csv") return output_format::csv;
+  if (s == "json") return output_format::json;
+  if (s == "md") return output_format::md;
+  throw std::invalid_argument("unknown format '" + std::string(s) + "' (known: table, csv, json, md)");
+}
+
+std::vector<std::string> result_columns()
+{
+  return {"trace", "policy", "events", "allocs", "frees", "failed_allocs", "peak_live_bytes", "peak_allocated_bytes",
+          "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "free_chunks_at_peak",
+          "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "index_steps_per_op", "ns_per_op"};
+}
+
+std::vector<std::string> result_cells(replay_result const& r)
+{
+  return {r.trace,
+          r.policy,
+          std::to_string(r.events),
+          std::to_string(r.allocs),
+          std::to_string(r.frees),
+          std::to_string(r.failed_allocs),
+          std::to_string(r.peak_live_bytes),
+          std::to_string(r.peak_allocated_bytes),
+          std::to_string(r.peak_reserved_bytes),
+          fixed(r.frag1, 4),
+          fixed(r.frag2, 4),
+          fixed(r.frag3, 4),
+          fixed(r.frag4, 4),
+          fixed(r.ext_frag_at_peak, 4),
+          std::to_string(r.free_chunks_at_peak),
+          std::to_string(r.unknown_frees),
+          std::to_string(r.duplicate_allocs),
+          std::to_string(r.acquisitions),
+          std::to_string(r.releases),
+          fixed(r.index_steps_per_op, 2),
+          fixed(r.ns_per_op, 1)};
+}
+
+std::string format_rows(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows,
+                        output_format f)
+{
+  std::string out;
+  switch (f) {
+    case output_format::csv:
+      for (std::size_t i = 0; i < columns.size(); ++i) {
+        if (i != 0) out += ',';
+        out += csv_cell(columns[i]);
+      }
+      out += '\n';
+      for (auto const& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+          if (i != 0) out += ',';
+          out += csv_cell(row[i]);
+        }
+        out += '\n';
+      }
+      return out;
+    case output_format::json:
+      out += "[\n";
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        out += "  {";
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+          if (i != 0) out += ", ";
+          out += '"';
+          out += columns[i];
+          out += "\": ";
+          if (is_numeric(rows[r][i])) {
+            out += rows[r][i];
+          } else {
+            out += '"';
+            out += json_escape(rows[r][i]);
+            out += '"';
+          }
+        }
+        out += r + 1 < rows.size() ? "},\n" : "}\n";
+      }
+      return out + "]\n";
+    case output_format::md:
+    case output_format::table: {
+      std::vector<std::size_t> width(columns.size());
+      for (std::size_t i = 0; i < columns.size(); ++i) {
+        width[i] = columns[i].size();
+        for (auto const& row : rows) width[i] = std::max(width[i], row[i].size());
+      }
+      bool const md = f == output_format::md;
+      auto line = [&](std::vector<std::string> const& cells) {
+        std::string l = md ? "| " : "";
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+          bool const right = is_numeric(cells[i]) && &cells != &columns;
+          std::string const pad(width[i] - cells[i].size(), ' ');
+          l += right ? pad + cells[i] : cells[i] + pad;
+          l += i + 1 < cells.size() ? (md ? " | " : "  ") : (md ? " |" : "");
+        }
+        while (!md && !l.empty() && l.back() == ' ') l.pop_back();
+        return l + "\n";
+      };
+      out += line(columns);
+      if (md) {
+        out += "|";
+        for (std::size_t i = 0; i < columns.size(); ++i) out += std::string(width[i] + 2, '-') + "|";
+        out += "\n";
+      }
+      for (auto const& row : rows) out += line(row);
+      return out;
+    }
+  }
+  return out;
+}
+
+void write_file_atomically(std::string const& path, std::string const& content)
+{
+  std::string const tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(path + ": cannot open for writing");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot rename the temporary file into place");
+  }
+}
+
+}  // namespace fraglab

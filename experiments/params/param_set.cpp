@@ -1,0 +1,136 @@
+#include "experiments/params/param_set.hpp"
+
+#include "experiments/params/units.hpp"
+
+#include <array>
+#include <charconv>
+#include <limits>
+#include <stdexcept>
+
+namespace fraglab {
+namespace {
+
+constexpr std::array<param_spec, 26> table{{
+    {"quantum", "size", "16", "requests round up to a multiple of this power of two; also the address granule"},
+    {"min_size", "size", "16", "smallest chunk handed out"},
+    {"header", "size", "0", "bytes added to every request before rounding (boundary-tag overhead)"},
+    {"size_classes", "size", "none", "none, or pow2: round up to the next power of two"},
+    {"split", "split", "threshold", "threshold (see the keys below) or never"},
+    {"min_remainder", "split", "0", "split only when the remainder is at least this (0: any remainder)"},
+    {"split_ratio", "split", "1", "split only when chunk >= split_ratio x request (or the next key holds)"},
+    {"max_internal_fragmentation", "split", "unlimited", "split anyway when the remainder is at least this (TF)"},
+    {"max_split_size", "split", "unlimited", "requests at least this large are never split (PyTorch)"},
+    {"coalesce", "coalesce", "immediate", "immediate, deferred (until a miss) or never"},
+    {"growth", "growth", "exact", "exact, doubling, fixed or segments"},
+    {"initial_region", "growth", "2MiB", "fixed: the pool's size; doubling: the first region's size"},
+    {"growth_factor", "growth", "2", "doubling: how much each region grows"},
+    {"backoff", "growth", "0", "on a refused acquisition retry with backoff x size (0: no retry; TF 0.9)"},
+    {"memory_limit", "growth", "unlimited", "the most bytes ever held from the backend"},
+    {"release_free_regions", "growth", "false", "after a failed growth, release wholly free regions and retry"},
+    {"small_request", "growth", "1MiB", "segments: requests up to this get a small segment"},
+    {"small_segment", "growth", "2MiB", "segments: size of a small segment"},
+    {"medium_request", "growth", "10MiB", "segments: requests below this get a medium segment"},
+    {"medium_segment", "growth", "20MiB", "segments: size of a medium segment"},
+    {"large_round", "growth", "2MiB", "segments: larger requests round up to a multiple of this"},
+    {"bin_base", "index", "256", "bins: lower bound of bin 0 (power of two)"},
+    {"bin_count", "index", "21", "bins: number of bins (1..64)"},
+    {"sli", "index", "5", "seglist: second-level index bits (2^sli lists per power of two)"},
+    {"linear_limit", "index", "256", "seglist: exact size classes below this"},
+    {"per_stream", "pools", "false", "one free index per stream: blocks are reused by their own stream only"},
+}};
+
+constexpr std::array<param_spec, 2> backend_table{{
+    {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096)"},
+    {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
+}};
+
+std::array<param_spec, table.size() + backend_table.size()> const all = [] {
+  std::array<param_spec, table.size() + backend_table.size()> a{};
+  std::size_t i = 0;
+  for (auto const& p : table) a[i++] = p;
+  for (auto const& p : backend_table) a[i++] = p;
+  return a;
+}();
+
+param_spec const& spec_of(std::string_view key)
+{
+  for (auto const& p : all)
+    if (p.key == key) return p;
+  std::string known;
+  for (auto const& p : all) known += (known.empty() ? "" : ", ") + std::string(p.key);
+  throw std::invalid_argument("unknown parameter '" + std::string(key) + "' (known: " + known + ")");
+}
+
+[[noreturn]] void bad_value(std::string_view key, std::string const& value, std::string_view expected)
+{
+  throw std::invalid_argument("parameter " + std::string(key) + ": expected " + std::string(expected) + ", got '" +
+                              value + "'");
+}
+
+}  // namespace
+
+std::span<param_spec const> known_params() { return all; }
+
+void param_set::set(std::string_view key, std::string_view value)
+{
+  (void)spec_of(key);
+  values_[std::string(key)] = std::string(value);
+}
+
+void param_set::set_assignment(std::string_view kv)
+{
+  std::size_t const eq = kv.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw std::invalid_argument("expected KEY=VALUE, got '" + std::string(kv) + "'");
+  set(kv.substr(0, eq), kv.substr(eq + 1));
+}
+
+param_set param_set::merged_with(param_set const& over) const
+{
+  param_set out = *this;
+  for (auto const& [k, v] : over.values_) out.values_[k] = v;
+  return out;
+}
+
+std::string param_set::text(std::string_view key) const
+{
+  auto it = values_.find(std::string(key));
+  return it != values_.end() ? it->second : std::string(spec_of(key).default_value);
+}
+
+std::size_t param_set::size(std::string_view key) const
+{
+  std::string const v = text(key);
+  if (v == "unlimited") return std::numeric_limits<std::size_t>::max();
+  auto const n = parse_size(v);
+  if (!n) bad_value(key, v, "a size such as 4096, 512MiB or 1.5GB, or 'unlimited'");
+  return *n;
+}
+
+double param_set::real(std::string_view key) const
+{
+  std::string const v = text(key);
+  double d = 0;
+  auto const [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc{} || end != v.data() + v.size()) bad_value(key, v, "a number");
+  return d;
+}
+
+bool param_set::flag(std::string_view key) const
+{
+  std::string const v = text(key);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  bad_value(key, v, "true or false");
+}
+
+unsigned param_set::count(std::string_view key) const
+{
+  std::string const v = text(key);
+  unsigned n = 0;
+  auto const [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || end != v.data() + v.size()) bad_value(key, v, "a non-negative integer");
+  return n;
+}
+
+}  // namespace fraglab

@@ -1,0 +1,67 @@
+// A runnable composition chosen at run time. Type erasure happens here, once per run:
+// replay() runs a loop instantiated for the concrete allocator type, and make() hands out
+// an allocator behind a virtual interface for tools and tests that drive it call by call.
+#pragma once
+
+#include "engine/chunk.hpp"
+#include "engine/results.hpp"
+#include "engine/stats.hpp"
+#include "experiments/params/param_set.hpp"
+#include "experiments/replay/replay_result.hpp"
+#include "experiments/trace/trace.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace fraglab {
+
+class any_allocator {
+ public:
+  virtual ~any_allocator() = default;
+  virtual allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0) = 0;
+  virtual free_status deallocate(std::uintptr_t address) = 0;
+  virtual std::size_t release_free_regions() = 0;
+  [[nodiscard]] virtual allocator_stats stats() const = 0;
+  [[nodiscard]] virtual std::string check_invariants() const = 0;
+  virtual void visit_chunks(std::function<void(chunk_view const&)> const& f) const = 0;
+};
+
+struct backend_choice {
+  std::string kind = "heap";  // simulated, heap or host
+  std::size_t capacity = std::numeric_limits<std::size_t>::max();
+};
+
+class composition {
+ public:
+  virtual ~composition() = default;
+  [[nodiscard]] virtual std::string const& name() const = 0;
+  [[nodiscard]] virtual replay_result replay(trace::trace const& t, replay_options const& o) const = 0;
+  [[nodiscard]] virtual std::unique_ptr<any_allocator> make() const = 0;
+};
+
+// A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.
+// Parameters: the composition's own defaults, then the spec's, then `user` (--set).
+// Throws std::invalid_argument with a message for the user on any unknown name, pair or key.
+std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& backend);
+
+struct named_composition {
+  std::string_view name;
+  std::string_view index;
+  std::string_view fit;
+  std::string_view defaults;  // KEY=VALUE,... applied before the user's
+  std::string_view description;
+};
+std::span<named_composition const> named_compositions();
+
+struct index_fit_pair {
+  std::string_view index;
+  std::string_view fit;
+};
+std::vector<index_fit_pair> composable_pairs();
+
+}  // namespace fraglab

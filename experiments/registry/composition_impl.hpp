@@ -1,0 +1,77 @@
+// How a (index, fit) pair becomes a composition: the template every instantiation unit
+// expands. Included only by registry/instantiate_*.cpp.
+#pragma once
+
+#include "backends/any_backend.hpp"
+#include "engine/allocator.hpp"
+#include "experiments/registry/composition.hpp"
+#include "experiments/registry/config_from_params.hpp"
+#include "experiments/replay/replay.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace fraglab::registry_detail {
+
+template <class Alloc>
+class allocator_adapter final : public any_allocator {
+ public:
+  template <class... Args>
+  explicit allocator_adapter(Args&&... args) : a_(std::forward<Args>(args)...)
+  {
+  }
+  allocation allocate(std::size_t size, std::size_t alignment, stream_id stream) override
+  {
+    return a_.allocate(size, alignment, stream);
+  }
+  free_status deallocate(std::uintptr_t address) override { return a_.deallocate(address); }
+  std::size_t release_free_regions() override { return a_.release_free_regions(); }
+  allocator_stats stats() const override { return a_.stats(); }
+  std::string check_invariants() const override { return a_.check_invariants(); }
+  void visit_chunks(std::function<void(chunk_view const&)> const& f) const override { a_.visit_chunks(f); }
+
+ private:
+  Alloc a_;
+};
+
+template <class Index, class Fit>
+class composition_of final : public composition {
+  using alloc_type = allocator<policy<Index, Fit>, any_backend>;
+
+ public:
+  composition_of(std::string name, param_set const& p, backend_choice const& b)
+      : name_(std::move(name)), config_(config_from_params<alloc_type>(p)), params_(p), backend_(b)
+  {
+    (void)make_backend(backend_, params_);  // reject bad backend parameters now, not mid-run
+  }
+
+  std::string const& name() const override { return name_; }
+
+  replay_result replay(trace::trace const& t, replay_options const& o) const override
+  {
+    auto make = [&] { return std::make_unique<alloc_type>(make_backend(backend_, params_), config_); };
+    replay_result r = replay_trace(make, t, o);
+    r.policy = name_;
+    return r;
+  }
+
+  std::unique_ptr<any_allocator> make() const override
+  {
+    return std::make_unique<allocator_adapter<alloc_type>>(make_backend(backend_, params_), config_);
+  }
+
+ private:
+  std::string name_;
+  typename alloc_type::config config_;
+  param_set params_;
+  backend_choice backend_;
+};
+
+template <class Index, class Fit>
+std::unique_ptr<composition> make_composition_of(std::string name, param_set const& p, backend_choice const& b)
+{
+  return std::make_unique<composition_of<Index, Fit>>(std::move(name), p, b);
+}
+
+}  // namespace fraglab::registry_detail

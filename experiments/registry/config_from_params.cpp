@@ -1,0 +1,104 @@
+#include "experiments/registry/config_from_params.hpp"
+
+#include "backends/heap_backend.hpp"
+#include "backends/host_backend.hpp"
+#include "backends/simulated_backend.hpp"
+
+namespace fraglab::registry_detail {
+namespace {
+
+[[noreturn]] void bad_choice(std::string_view key, std::string const& value, std::string_view choices)
+{
+  throw std::invalid_argument("parameter " + std::string(key) + ": expected one of " + std::string(choices) + ", got '" +
+                              value + "'");
+}
+
+}  // namespace
+
+threshold_split split_from_params(param_set const& p)
+{
+  std::string const kind = p.text("split");
+  if (kind == "never") return threshold_split::never();
+  if (kind != "threshold") bad_choice("split", kind, "threshold, never");
+  threshold_split s;
+  s.min_remainder = p.size("min_remainder");
+  s.ratio = p.real("split_ratio");
+  if (!(s.ratio >= 1.0)) throw std::invalid_argument("parameter split_ratio: must be at least 1");
+  s.max_internal_fragmentation = p.size("max_internal_fragmentation");
+  s.max_split_size = p.size("max_split_size");
+  return s;
+}
+
+coalescing coalescing_from_params(param_set const& p)
+{
+  std::string const m = p.text("coalesce");
+  if (m == "immediate") return {coalesce_mode::immediate};
+  if (m == "deferred") return {coalesce_mode::deferred};
+  if (m == "never") return {coalesce_mode::never};
+  bad_choice("coalesce", m, "immediate, deferred, never");
+}
+
+growth_rule growth_from_params(param_set const& p)
+{
+  growth_rule g;
+  std::string const k = p.text("growth");
+  if (k == "exact") g.kind = growth_kind::exact;
+  else if (k == "doubling") g.kind = growth_kind::doubling;
+  else if (k == "fixed") g.kind = growth_kind::fixed;
+  else if (k == "segments") g.kind = growth_kind::segments;
+  else bad_choice("growth", k, "exact, doubling, fixed, segments");
+  g.initial = p.size("initial_region");
+  g.factor = p.real("growth_factor");
+  g.backoff = p.real("backoff");
+  g.memory_limit = p.size("memory_limit");
+  g.release_free_regions = p.flag("release_free_regions");
+  g.small_request = p.size("small_request");
+  g.small_segment = p.size("small_segment");
+  g.medium_request = p.size("medium_request");
+  g.medium_segment = p.size("medium_segment");
+  g.large_round = p.size("large_round");
+  return g;
+}
+
+quantum_size_rule size_from_params(param_set const& p)
+{
+  quantum_size_rule s;
+  s.quantum = p.size("quantum");
+  s.min_size = p.size("min_size");
+  s.header = p.size("header");
+  std::string const classes = p.text("size_classes");
+  if (classes == "pow2") s.power_of_two_classes = true;
+  else if (classes != "none") bad_choice("size_classes", classes, "none, pow2");
+  return s;
+}
+
+bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
+
+segregated_index_params seglist_from_params(param_set const& p) { return {p.count("sli"), p.size("linear_limit")}; }
+
+any_backend make_backend(backend_choice const& b, param_set const& p)
+{
+  bool const custom_granularity = p.has("granularity");
+  if (b.kind == "simulated") {
+    simulated_backend_params sp;
+    sp.capacity = b.capacity;
+    if (custom_granularity) sp.granularity = p.size("granularity");
+    sp.merging = p.flag("merging");
+    return any_backend(simulated_backend(sp));
+  }
+  if (b.kind == "heap") {
+    heap_backend_params hp;
+    hp.capacity = b.capacity;
+    if (custom_granularity) hp.granularity = p.size("granularity");
+    return any_backend(heap_backend(hp));
+  }
+  if (b.kind == "host") {
+    host_backend_params hp;
+    hp.capacity = b.capacity;
+    if (custom_granularity) hp.granularity = p.size("granularity");
+    return any_backend(host_backend(hp));
+  }
+  throw std::invalid_argument("unknown backend '" + b.kind + "' (known: simulated, heap, host)");
+}
+
+}  // namespace fraglab::registry_detail

@@ -1,0 +1,45 @@
+// Turns a param_set into the runtime configuration of each part, and into a backend.
+#pragma once
+
+#include "backends/any_backend.hpp"
+#include "experiments/params/param_set.hpp"
+#include "experiments/registry/composition.hpp"
+#include "policies/indexes/bins_index.hpp"
+#include "policies/coalesce_rules.hpp"
+#include "policies/growth_rules.hpp"
+#include "policies/indexes/segregated_index.hpp"
+#include "policies/size_rules.hpp"
+#include "policies/split_rules.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace fraglab::registry_detail {
+
+threshold_split split_from_params(param_set const& p);
+coalescing coalescing_from_params(param_set const& p);
+growth_rule growth_from_params(param_set const& p);
+quantum_size_rule size_from_params(param_set const& p);
+bins_index_params bins_from_params(param_set const& p);
+segregated_index_params seglist_from_params(param_set const& p);
+any_backend make_backend(backend_choice const& b, param_set const& p);
+
+template <class Alloc>
+typename Alloc::config config_from_params(param_set const& p)
+{
+  typename Alloc::config c;
+  using index_params = typename Alloc::index_spec::params;
+  if constexpr (std::is_same_v<index_params, bins_index_params>) c.index = bins_from_params(p);
+  else if constexpr (std::is_same_v<index_params, segregated_index_params>) c.index = seglist_from_params(p);
+  c.split = split_from_params(p);
+  c.coalesce = coalescing_from_params(p);
+  c.growth = growth_from_params(p);
+  c.size = size_from_params(p);
+  c.pools.per_stream = p.flag("per_stream");
+  c.size.validate();
+  c.growth.validate();
+  return c;
+}
+
+}  // namespace fraglab::registry_detail

@@ -1,0 +1,25 @@
+#include "experiments/registry/composition_impl.hpp"
+#include "experiments/registry/instantiations.hpp"
+#include "policies/indexes/address_ordered_tree_index.hpp"
+#include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/tree_index.hpp"
+
+#include <array>
+
+namespace fraglab::registry_detail {
+
+std::span<instantiation const> tree_instantiations()
+{
+  static constexpr std::array<instantiation, 7> table{{
+      {"bins", "best", &make_composition_of<bins_index, best_fit>},
+      {"bins", "worst", &make_composition_of<bins_index, worst_fit>},
+      {"tree", "best", &make_composition_of<tree_index, best_fit>},
+      {"tree", "worst", &make_composition_of<tree_index, worst_fit>},
+      {"ao_tree", "first", &make_composition_of<address_ordered_tree_index, first_fit>},
+      {"ao_tree", "next", &make_composition_of<address_ordered_tree_index, next_fit>},
+      {"ao_tree", "worst", &make_composition_of<address_ordered_tree_index, worst_fit>},
+  }};
+  return table;
+}
+
+}  // namespace fraglab::registry_detail

@@ -1,0 +1,114 @@
+#include "experiments/registry/composition.hpp"
+#include "experiments/registry/instantiations.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace fraglab {
+namespace {
+
+constexpr std::array<named_composition, 16> names{{
+    {"bins_best", "bins", "best", "", "TF BFC's shape: 21 power-of-two bins, best fit by (size, address)"},
+    {"bins_worst", "bins", "worst", "", "size-class bins, largest chunk"},
+    {"tree_best", "tree", "best", "", "one red-black tree by (size, address), best fit"},
+    {"tree_worst", "tree", "worst", "", "one red-black tree by (size, address), worst fit"},
+    {"ao_first", "ao_tree", "first", "", "address-ordered first fit in O(log n) (augmented tree)"},
+    {"ao_next", "ao_tree", "next", "", "address-ordered next fit in O(log n) (augmented tree)"},
+    {"ao_worst", "ao_tree", "worst", "", "augmented address-ordered tree, worst fit"},
+    {"seg_good", "seglist", "good", "", "TLSF-shaped segregated lists, good fit in O(1)"},
+    {"seg_best", "seglist", "best", "", "segregated lists, exact best fit"},
+    {"list_ao_first", "list_ao", "first", "", "classic address-ordered list, first fit (O(n) scan)"},
+    {"list_ao_next", "list_ao", "next", "", "classic address-ordered list, next fit (O(n) scan)"},
+    {"list_ao_best", "list_ao", "best", "", "classic address-ordered list, best fit (O(n) scan)"},
+    {"list_ao_worst", "list_ao", "worst", "", "classic address-ordered list, worst fit (O(n) scan)"},
+    {"list_lifo_first", "list_lifo", "first", "", "classic LIFO list, first fit"},
+    {"list_fifo_first", "list_fifo", "first", "", "classic FIFO list, first fit"},
+    {"list_lifo_next", "list_lifo", "next", "", "classic LIFO list, next fit"},
+}};
+
+template <class F>
+void for_each_instantiation(F&& f)
+{
+  for (auto const& i : registry_detail::tree_instantiations()) f(i);
+  for (auto const& i : registry_detail::seglist_instantiations()) f(i);
+  for (auto const& i : registry_detail::list_instantiations()) f(i);
+}
+
+std::vector<std::string_view> split_commas(std::string_view s)
+{
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    std::size_t const comma = s.find(',');
+    parts.push_back(s.substr(0, comma));
+    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+  }
+  return parts;
+}
+
+void apply_assignments(param_set& p, std::string_view list)
+{
+  for (std::string_view kv : split_commas(list))
+    if (!kv.empty()) p.set_assignment(kv);
+}
+
+}  // namespace
+
+std::span<named_composition const> named_compositions() { return names; }
+
+std::vector<index_fit_pair> composable_pairs()
+{
+  std::vector<index_fit_pair> pairs;
+  for_each_instantiation([&](registry_detail::instantiation const& i) { pairs.push_back({i.index, i.fit}); });
+  return pairs;
+}
+
+std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& backend)
+{
+  std::string_view index, fit;
+  param_set params;
+  constexpr std::string_view compose_prefix = "compose:";
+  if (spec.substr(0, compose_prefix.size()) == compose_prefix) {
+    for (std::string_view kv : split_commas(spec.substr(compose_prefix.size()))) {
+      std::size_t const eq = kv.find('=');
+      if (eq == std::string_view::npos)
+        throw std::invalid_argument("in '" + std::string(spec) + "': expected KEY=VALUE, got '" + std::string(kv) + "'");
+      std::string_view const key = kv.substr(0, eq);
+      if (key == "index") index = kv.substr(eq + 1);
+      else if (key == "fit") fit = kv.substr(eq + 1);
+      else params.set(key, kv.substr(eq + 1));
+    }
+    if (index.empty() || fit.empty())
+      throw std::invalid_argument("'" + std::string(spec) + "' must name index=... and fit=...");
+  } else {
+    named_composition const* found = nullptr;
+    for (auto const& n : names)
+      if (n.name == spec) found = &n;
+    if (found == nullptr) {
+      std::string known;
+      for (auto const& n : names) known += (known.empty() ? "" : ", ") + std::string(n.name);
+      throw std::invalid_argument("unknown policy '" + std::string(spec) + "' (known: " + known +
+                                  "; or compose:index=I,fit=F,...)");
+    }
+    index = found->index;
+    fit = found->fit;
+    param_set defaults;
+    apply_assignments(defaults, found->defaults);
+    params = defaults;
+  }
+  param_set const merged = params.merged_with(user);
+  registry_detail::composition_factory make = nullptr;
+  for_each_instantiation([&](registry_detail::instantiation const& i) {
+    if (i.index == index && i.fit == fit) make = i.make;
+  });
+  if (make == nullptr) {
+    std::string pairs;
+    for (auto const& p : composable_pairs())
+      pairs += (pairs.empty() ? "" : ", ") + std::string(p.index) + "/" + std::string(p.fit);
+    throw std::invalid_argument("no composition of index '" + std::string(index) + "' with fit '" + std::string(fit) +
+                                "' (composable: " + pairs + ")");
+  }
+  return make(std::string(spec), merged, backend);
+}
+
+}  // namespace fraglab

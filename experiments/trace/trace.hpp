@@ -1,0 +1,30 @@
+// A trace held in memory for replay: allocation and free events with trace ids mapped to
+// dense slots at read time, so the replay loop indexes a vector instead of hashing ids.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fraglab::trace {
+
+enum class op : std::uint8_t { alloc, free };
+
+struct event {
+  op kind;
+  std::uint32_t slot;          // dense id: the n-th distinct trace id seen
+  std::size_t size = 0;        // requested bytes (allocations)
+  std::size_t alignment = 1;   // power of two (allocations)
+  std::uint64_t stream = 0;
+};
+
+struct trace {
+  std::string name;  // file name without directories, for result rows
+  std::vector<event> events;
+  std::size_t slots = 0;
+  std::size_t allocs = 0;
+  std::size_t frees = 0;
+};
+
+}  // namespace fraglab::trace

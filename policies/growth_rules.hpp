@@ -1,0 +1,159 @@
+// How much memory to ask the backend for when no free chunk fits.
+//
+// | kind     | acquisition on a miss of `need` bytes                                   | from        |
+// |----------|-------------------------------------------------------------------------|-------------|
+// | fixed    | one region of `initial` bytes, once; never again                        | RMM fixed pools, TF without allow_growth (initial = limit) |
+// | doubling | a region of `current` bytes, `current` starting at `initial` and        | TF BFC allow_growth |
+// |          | multiplied by `factor` until it holds `need`; after a growth that did   |             |
+// |          | not need enlarging, `current` is multiplied for next time              |             |
+// | exact    | `need` less any free tail the new memory will merge with (sbrk)         | Johnstone & Wilson's heap model |
+// | segments | `need` <= small_request: small_segment; < medium_request:               | PyTorch caching allocator |
+// |          | medium_segment; else need rounded up to large_round                     |             |
+//
+// Every kind stops at `memory_limit` (acquired bytes never exceed it). If the backend
+// refuses, `backoff` < 1 retries with backoff x the size (rounded to the granularity) while
+// that still holds the request (TF's 0.9 back-off); 0 disables the retry.
+// `release_free_regions` gives every region with no live block back to the backend after a
+// failed growth and tries once more (TF's garbage collection, PyTorch's empty-cache retry).
+#pragma once
+
+#include "engine/detail/bits.hpp"
+#include "engine/results.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string_view>
+
+namespace fraglab {
+
+enum class growth_kind : std::uint8_t { fixed, doubling, exact, segments };
+
+constexpr std::string_view to_string(growth_kind k) noexcept
+{
+  switch (k) {
+    case growth_kind::fixed: return "fixed";
+    case growth_kind::doubling: return "doubling";
+    case growth_kind::exact: return "exact";
+    case growth_kind::segments: return "segments";
+  }
+  return "?";
+}
+
+// What the engine knows when it must grow.
+struct growth_context {
+  std::size_t need;         // bytes the new region must supply (rounded, padded for alignment)
+  std::size_t acquired;     // bytes held from the backend now
+  std::size_t tail_free;    // free bytes at the end of the region new memory would merge with
+  std::size_t granularity;  // the backend's
+};
+
+struct growth_decision {
+  std::size_t bytes = 0;                    // 0: do not grow
+  alloc_status refusal = alloc_status::ok;  // why not, when bytes == 0
+};
+
+class growth_rule {
+ public:
+  static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+  growth_kind kind = growth_kind::exact;
+  std::size_t initial = std::size_t{2} << 20;
+  double factor = 2.0;
+  double backoff = 0.0;
+  std::size_t memory_limit = unlimited;
+  bool release_free_regions = false;
+  std::size_t small_request = std::size_t{1} << 20;
+  std::size_t small_segment = std::size_t{2} << 20;
+  std::size_t medium_request = std::size_t{10} << 20;
+  std::size_t medium_segment = std::size_t{20} << 20;
+  std::size_t large_round = std::size_t{2} << 20;
+
+  void validate() const
+  {
+    if (factor < 1.0) throw std::invalid_argument("growth factor must be at least 1");
+    if (backoff < 0.0 || backoff >= 1.0) throw std::invalid_argument("backoff must be in [0, 1)");
+    if (large_round == 0) throw std::invalid_argument("large_round must be positive");
+  }
+
+  [[nodiscard]] growth_decision acquisition(growth_context const& ctx)
+  {
+    std::size_t const available = memory_limit > ctx.acquired ? memory_limit - ctx.acquired : 0;
+    std::size_t bytes = 0;
+    enlarged_ = false;
+    switch (kind) {
+      case growth_kind::fixed:
+        if (acquired_once_) return {0, alloc_status::no_growth};
+        bytes = initial;
+        break;
+      case growth_kind::doubling:
+        current_ = std::max(current_, initial);
+        while (ctx.need > current_) {
+          current_ = scaled(current_);
+          enlarged_ = true;
+        }
+        bytes = current_;
+        break;
+      case growth_kind::exact:
+        bytes = ctx.need > ctx.tail_free ? ctx.need - ctx.tail_free : ctx.need;
+        break;
+      case growth_kind::segments:
+        bytes = ctx.need <= small_request    ? small_segment
+                : ctx.need < medium_request ? medium_segment
+                                            : detail::round_up_checked(ctx.need, large_round).value_or(unlimited);
+        break;
+    }
+    bytes = round_to(bytes, ctx.granularity);
+    if (bytes > available) {
+      // Like TF, take what the limit still allows when that is enough for the request.
+      std::size_t const floor_available = available / ctx.granularity * ctx.granularity;
+      std::size_t const minimum = kind == growth_kind::exact ? bytes : ctx.need;
+      if (kind == growth_kind::fixed || floor_available < minimum || floor_available == 0)
+        return {0, alloc_status::limit};
+      bytes = floor_available;
+    }
+    return {bytes, alloc_status::ok};
+  }
+
+  // The backend refused `bytes`; the next size to try, or 0 to give up.
+  [[nodiscard]] std::size_t on_refused(growth_context const& ctx, std::size_t bytes) const
+  {
+    if (backoff <= 0.0) return 0;
+    auto const next = round_to(static_cast<std::size_t>(static_cast<long double>(bytes) * backoff), ctx.granularity);
+    return next >= ctx.need && next < bytes ? next : 0;
+  }
+
+  void on_acquired(std::size_t /*bytes*/)
+  {
+    acquired_once_ = true;
+    if (kind == growth_kind::doubling && !enlarged_) current_ = scaled(current_);
+  }
+
+  [[nodiscard]] bool release_free_regions_on_failure() const noexcept { return release_free_regions; }
+
+  // The size the next doubling region would have (for tests and dumps).
+  [[nodiscard]] std::size_t current_region_size() const noexcept { return std::max(current_, initial); }
+
+ private:
+  std::size_t scaled(std::size_t x) const
+  {
+    long double const y = static_cast<long double>(x) * factor;
+    if (y >= static_cast<long double>(unlimited)) return unlimited;
+    auto const r = static_cast<std::size_t>(y);
+    return r > x ? r : x + 1;
+  }
+
+  static std::size_t round_to(std::size_t x, std::size_t granularity)
+  {
+    return detail::round_up_checked(x, granularity).value_or(unlimited / granularity * granularity);
+  }
+
+  std::size_t current_ = 0;
+  bool enlarged_ = false;
+  bool acquired_once_ = false;
+};
+
+}  // namespace fraglab

@@ -1,0 +1,36 @@
+// The (size, address) order shared by the tree and the bins: the order TF's BFC keeps
+// in each bin and PyTorch's caching allocator keeps in each pool (there prefixed by the
+// stream, which fraglab expresses as one pool per stream). Lower bound on (n, 0) is the
+// best fit, lowest address on ties.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace fraglab::detail {
+
+struct size_address_key {
+  std::size_t size;
+  std::uintptr_t address;
+};
+
+// Counts comparisons so that an index can report how many nodes a search visited.
+struct size_address_less {
+  std::uint64_t* counter = nullptr;
+
+  template <class C>
+  static size_address_key key(C const& c) noexcept { return {c.size, c.address}; }
+  static size_address_key key(size_address_key k) noexcept { return k; }
+
+  template <class A, class B>
+  bool operator()(A const& a, B const& b) const noexcept
+  {
+    if (counter != nullptr) ++*counter;
+    auto const ka = key(a);
+    auto const kb = key(b);
+    return ka.size != kb.size ? ka.size < kb.size : ka.address < kb.address;
+  }
+};
+
+}  // namespace fraglab::detail

@@ -1,0 +1,49 @@
+// How a request's size becomes a chunk size.
+//
+// size = header + request, then either rounded up to a multiple of `quantum` or, with
+// power_of_two_classes, up to the next power of two (simple segregated storage, buddy); at
+// least `min_size` either way. `quantum` is also the engine's granule: every chunk address
+// and size is a multiple of it, which is what lets an aligned allocation carve a front
+// remainder that is itself a valid chunk.
+//
+// `header` models a per-block boundary tag (dlmalloc's 8 bytes): Johnstone & Wilson separate
+// a policy's fragmentation from implementation overhead by running with and without it.
+#pragma once
+
+#include "engine/detail/bits.hpp"
+
+#include <bit>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+
+namespace fraglab {
+
+struct quantum_size_rule {
+  std::size_t quantum = 16;   // power of two
+  std::size_t min_size = 16;  // smallest chunk handed out
+  std::size_t header = 0;     // bytes added to every request before rounding
+  bool power_of_two_classes = false;
+
+  void validate() const
+  {
+    if (!detail::is_pow2(quantum)) throw std::invalid_argument("quantum must be a power of two");
+  }
+
+  [[nodiscard]] std::size_t granule() const noexcept { return quantum; }
+
+  [[nodiscard]] std::optional<std::size_t> round(std::size_t n) const noexcept
+  {
+    auto with_header = detail::add_checked(n, header);
+    if (!with_header) return std::nullopt;
+    std::size_t x = *with_header < min_size ? min_size : *with_header;
+    if (power_of_two_classes) {
+      if (x > (std::size_t{1} << 63)) return std::nullopt;
+      x = std::bit_ceil(x);
+      return x < quantum ? quantum : x;
+    }
+    return detail::align_up_checked(x, quantum);
+  }
+};
+
+}  // namespace fraglab

@@ -1,0 +1,44 @@
+// When a chunk larger than the request is found, whether to cut off the remainder as a
+// new free chunk (the allocation keeps the low part) or hand out the whole chunk.
+//
+// One rule covers the allocators fraglab reproduces by its parameters: split iff
+//   splitting is enabled, and the request is below max_split_size, and
+//   remainder >= min_remainder, and
+//   (chunk >= ratio * request  or  remainder >= max_internal_fragmentation).
+//
+// | setting                                | parameters                                           |
+// |----------------------------------------|------------------------------------------------------|
+// | never split                            | enabled = false                                      |
+// | classic (remainder can hold a block)   | min_remainder = minimum block                       |
+// | TF BFC                                 | ratio = 2, max_internal_fragmentation = 128 MiB      |
+// | PyTorch small pool                     | min_remainder = 512                                  |
+// | PyTorch large pool                     | min_remainder = 1 MiB + 1, max_split_size            |
+#pragma once
+
+#include <cstddef>
+#include <limits>
+
+namespace fraglab {
+
+struct threshold_split {
+  static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+  bool enabled = true;
+  std::size_t min_remainder = 0;  // 0: any non-empty remainder qualifies
+  double ratio = 1.0;             // split when chunk >= ratio * request (1: always)
+  std::size_t max_internal_fragmentation = unlimited;
+  std::size_t max_split_size = unlimited;  // requests this large never split (PyTorch)
+
+  [[nodiscard]] bool should_split(std::size_t chunk, std::size_t request) const noexcept
+  {
+    if (!enabled || chunk <= request || request >= max_split_size) return false;
+    std::size_t const remainder = chunk - request;
+    if (remainder < min_remainder) return false;
+    return static_cast<long double>(chunk) >= static_cast<long double>(ratio) * static_cast<long double>(request) ||
+           remainder >= max_internal_fragmentation;
+  }
+
+  static threshold_split never() { return threshold_split{.enabled = false}; }
+};
+
+}  // namespace fraglab
