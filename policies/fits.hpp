@@ -45,12 +45,15 @@ struct next_fit {
   }
 };
 
+// Every index can name its largest chunk (lowest address among equals), so worst fit needs
+// no capability of its own.
 struct worst_fit {
   static constexpr std::string_view name = "worst";
   template <class Ix>
-  static auto* select(Ix& ix, std::size_t n) requires requires { ix.find_worst(n); }
+  static auto* select(Ix& ix, std::size_t n) requires requires { ix.largest(); }
   {
-    return ix.find_worst(n);
+    auto* c = ix.largest();
+    return c != nullptr && c->size >= n ? c : nullptr;
   }
 };
 

@@ -56,8 +56,7 @@ struct growth_decision {
   alloc_status refusal = alloc_status::ok;  // why not, when bytes == 0
 };
 
-class growth_rule {
- public:
+struct growth_rule {
   static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
   growth_kind kind = growth_kind::exact;
@@ -79,23 +78,30 @@ class growth_rule {
     if (large_round == 0) throw std::invalid_argument("large_round must be positive");
   }
 
+  // Bookkeeping the rule carries between misses (not a parameter).
+  struct state_type {
+    std::size_t current = 0;  // doubling: the next region's size
+    bool enlarged = false;    // doubling: the last decision had to enlarge `current`
+    bool acquired_once = false;
+  } state{};
+
   [[nodiscard]] growth_decision acquisition(growth_context const& ctx)
   {
     std::size_t const available = memory_limit > ctx.acquired ? memory_limit - ctx.acquired : 0;
     std::size_t bytes = 0;
-    enlarged_ = false;
+    state.enlarged = false;
     switch (kind) {
       case growth_kind::fixed:
-        if (acquired_once_) return {0, alloc_status::no_growth};
+        if (state.acquired_once) return {0, alloc_status::no_growth};
         bytes = initial;
         break;
       case growth_kind::doubling:
-        current_ = std::max(current_, initial);
-        while (ctx.need > current_) {
-          current_ = scaled(current_);
-          enlarged_ = true;
+        state.current = std::max(state.current, initial);
+        while (ctx.need > state.current) {
+          state.current = scaled(state.current);
+          state.enlarged = true;
         }
-        bytes = current_;
+        bytes = state.current;
         break;
       case growth_kind::exact:
         bytes = ctx.need > ctx.tail_free ? ctx.need - ctx.tail_free : ctx.need;
@@ -128,16 +134,15 @@ class growth_rule {
 
   void on_acquired(std::size_t /*bytes*/)
   {
-    acquired_once_ = true;
-    if (kind == growth_kind::doubling && !enlarged_) current_ = scaled(current_);
+    state.acquired_once = true;
+    if (kind == growth_kind::doubling && !state.enlarged) state.current = scaled(state.current);
   }
 
   [[nodiscard]] bool release_free_regions_on_failure() const noexcept { return release_free_regions; }
 
   // The size the next doubling region would have (for tests and dumps).
-  [[nodiscard]] std::size_t current_region_size() const noexcept { return std::max(current_, initial); }
+  [[nodiscard]] std::size_t current_region_size() const noexcept { return std::max(state.current, initial); }
 
- private:
   std::size_t scaled(std::size_t x) const
   {
     long double const y = static_cast<long double>(x) * factor;
@@ -150,10 +155,6 @@ class growth_rule {
   {
     return detail::round_up_checked(x, granularity).value_or(unlimited / granularity * granularity);
   }
-
-  std::size_t current_ = 0;
-  bool enlarged_ = false;
-  bool acquired_once_ = false;
 };
 
 }  // namespace fraglab

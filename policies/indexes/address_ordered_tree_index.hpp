@@ -91,11 +91,6 @@ struct address_ordered_tree_index {
       return c;
     }
 
-    Chunk* find_worst(std::size_t n)
-    {
-      Chunk* c = largest();
-      return c != nullptr && c->size >= n ? c : nullptr;
-    }
 
     // The largest chunk, lowest address among equals.
     Chunk* largest()

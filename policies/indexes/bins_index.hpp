@@ -99,11 +99,6 @@ struct bins_index {
       return nullptr;
     }
 
-    Chunk* find_worst(std::size_t n)
-    {
-      Chunk* c = largest();
-      return c != nullptr && c->size >= n ? c : nullptr;
-    }
 
     Chunk* largest()
     {

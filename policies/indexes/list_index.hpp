@@ -108,11 +108,6 @@ struct list_index {
       return best;
     }
 
-    Chunk* find_worst(std::size_t n)
-    {
-      Chunk* c = largest();
-      return c != nullptr && c->size >= n ? c : nullptr;
-    }
 
     Chunk* largest()
     {

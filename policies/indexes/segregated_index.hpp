@@ -115,11 +115,6 @@ struct segregated_index {
       return smallest_fitting(list_at(k), n);
     }
 
-    Chunk* find_worst(std::size_t n)
-    {
-      Chunk* c = largest();
-      return c != nullptr && c->size >= n ? c : nullptr;
-    }
 
     Chunk* largest()
     {

@@ -45,11 +45,6 @@ struct tree_index {
       return it == set_.end() ? nullptr : &*it;
     }
 
-    Chunk* find_worst(std::size_t n)
-    {
-      Chunk* c = largest();
-      return c != nullptr && c->size >= n ? c : nullptr;
-    }
 
     // The largest chunk, lowest address among equals.
     Chunk* largest()

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: install what is needed, build, generate the bundled workload and compare
+# the default policies on it, printing the table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/install-deps
+[[ -d build ]] || meson setup build >/dev/null
+ninja -C build experiments/fraglab
+mkdir -p build/data
+build/experiments/fraglab gen phases --seed 1 -o build/data/phases.trace
+build/experiments/fraglab gen random --seed 1 -o build/data/random.trace
+echo
+build/experiments/fraglab replay build/data/phases.trace build/data/random.trace \
+  -p bins_best,tree_best,seg_good,ao_first,ao_next,tree_worst "$@"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The fraglab command end to end: the contract in ../shared/docs/experiments.md that users
+# and scripts rely on (column names, exit codes, FILE:LINE errors, no partial output,
+# byte-identical output apart from timing).
+set -u
+fraglab=${1:?usage: test_cli.sh PATH_TO_FRAGLAB}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect() { if eval "$2"; then pass; else fail "$1"; fi; }
+
+out=$("$fraglab" policies)
+expect "policies lists the compositions" '[[ $out == *bins_best* && $out == *ao_first* && $out == *tree_worst* && $out == *seg_good* ]]'
+out=$("$fraglab" policies --keys)
+expect "policies --keys lists parameters" '[[ $out == *quantum* && $out == *max_internal_fragmentation* && $out == *memory_limit* ]]'
+
+"$fraglab" gen phases --phases 6 --objects 500 -o "$work/p.trace" 2>/dev/null
+expect "gen writes a trace" '[[ -s $work/p.trace ]]'
+"$fraglab" gen phases --phases 6 --objects 500 -o "$work/p2.trace" 2>/dev/null
+expect "gen is deterministic" 'cmp -s "$work/p.trace" "$work/p2.trace"'
+
+"$fraglab" replay "$work/p.trace" -p bins_best,tree_best,ao_first,tree_worst --format csv -o "$work/r.csv"
+header=$(head -1 "$work/r.csv")
+expect "csv header has the contract's columns in order" \
+  '[[ $header == trace,policy,events,allocs,frees,failed_allocs,peak_live_bytes,peak_allocated_bytes,peak_reserved_bytes,frag1,frag2,frag3,frag4,ext_frag_at_peak,* && $header == *,ns_per_op ]]'
+expect "one row per policy" '[[ $(wc -l < "$work/r.csv") -eq 5 ]]'
+live=$(awk -F, 'NR>1{print $7}' "$work/r.csv" | sort -u | wc -l)
+expect "every policy sees the same peak live bytes" '[[ $live -eq 1 ]]'
+reserved=$(awk -F, 'NR>1 && $2=="ao_first"{print $9}' "$work/r.csv")
+expect "peak reserved is reported" '[[ $reserved -gt 0 ]]'
+
+"$fraglab" replay "$work/p.trace" -p bins_best,ao_first --format csv | cut -d, -f1-20 > "$work/a"
+"$fraglab" replay "$work/p.trace" -p bins_best,ao_first --format csv | cut -d, -f1-20 > "$work/b"
+expect "output is identical apart from timing" 'cmp -s "$work/a" "$work/b"'
+
+out=$("$fraglab" replay "$work/p.trace" -p tree_best)
+expect "table output names the metrics" '[[ $out == *peak_live_bytes* && $out == *peak_reserved_bytes* ]]'
+for f in json md; do
+  "$fraglab" replay "$work/p.trace" -p tree_best --format $f > "$work/o.$f"
+  expect "$f output" '[[ -s $work/o.$f ]]'
+done
+
+printf 'a 1 100\na 2 abc\n' > "$work/bad.trace"
+err=$("$fraglab" replay "$work/bad.trace" -p tree_best -o "$work/never.csv" 2>&1); rc=$?
+expect "bad trace exits non-zero" '[[ $rc -ne 0 ]]'
+expect "bad trace names FILE:LINE" '[[ $err == *bad.trace:2:*expected\ a\ size* ]]'
+expect "no output file after an error" '[[ ! -e $work/never.csv ]]'
+expect "no temporary left after an error" '[[ -z $(ls "$work" | grep tmp) ]]'
+
+"$fraglab" replay "$work/p.trace" -p no_such_policy >/dev/null 2>&1; rc=$?
+expect "unknown policy exits 2" '[[ $rc -eq 2 ]]'
+"$fraglab" replay "$work/p.trace" -p tree_best --set bogus=1 >/dev/null 2>&1; rc=$?
+expect "unknown parameter exits 2" '[[ $rc -eq 2 ]]'
+"$fraglab" replay "$work/p.trace" -p tree_best --capacity 12XB >/dev/null 2>&1; rc=$?
+expect "bad capacity exits 2" '[[ $rc -eq 2 ]]'
+"$fraglab" replay "$work/missing.trace" -p tree_best >/dev/null 2>&1; rc=$?
+expect "missing trace exits non-zero" '[[ $rc -ne 0 ]]'
+
+out=$("$fraglab" replay "$work/p.trace" -p tree_best --backend simulated --capacity 64KiB --format csv)
+failed_allocs=$(echo "$out" | awk -F, 'NR==2{print $6}')
+expect "a small capacity makes allocations fail" '[[ $failed_allocs -gt 0 ]]'
+out=$("$fraglab" replay "$work/p.trace" -p 'compose:index=ao_tree,fit=next,coalesce=deferred' --format csv)
+expect "compose specs run" '[[ $out == *compose:index=ao_tree* ]]'
+
+echo "cli: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

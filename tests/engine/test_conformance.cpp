@@ -1,0 +1,125 @@
+// The contract every composition keeps, instantiated for each (index, fit) pair.
+#include "support/compositions.hpp"
+#include "support/fixtures.hpp"
+#include "support/random_driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace fraglab::testing {
+namespace {
+
+template <class P>
+class Conformance : public ::testing::Test {};
+TYPED_TEST_SUITE(Conformance, all_compositions, composition_names);
+
+TYPED_TEST(Conformance, ZeroByteRequestReturnsNullAndChangesNothing)
+{
+  auto a = fixed_pool<TypeParam>(64 * KiB);
+  auto got = a->allocate(0);
+  EXPECT_TRUE(got);
+  EXPECT_EQ(got.address, 0u);
+  EXPECT_EQ(a->stats().allocations, 0u);
+  EXPECT_EQ(a->stats().reserved_bytes, 0u);
+  EXPECT_EQ(a->deallocate(std::uintptr_t{0}), free_status::ok);  // like free(NULL)
+}
+
+TYPED_TEST(Conformance, StatsAccountForRequestsChunksAndRegions)
+{
+  auto a = fixed_pool<TypeParam>(64 * KiB);
+  auto x = a->allocate(100);
+  auto y = a->allocate(1000);
+  auto s = a->stats();
+  EXPECT_EQ(s.live_bytes, 1100u);
+  EXPECT_EQ(s.allocated_bytes, 256u + 1024u);
+  EXPECT_EQ(s.reserved_bytes, 64 * KiB);
+  EXPECT_EQ(s.allocations, 2u);
+  EXPECT_EQ(s.live_chunks, 2u);
+  a->deallocate(x.address);
+  s = a->stats();
+  EXPECT_EQ(s.live_bytes, 1000u);
+  EXPECT_EQ(s.peak_live_bytes, 1100u);
+  EXPECT_EQ(s.deallocations, 1u);
+  EXPECT_EQ(s.largest_free_bytes + 256u + 1024u, 64 * KiB) << "everything beyond x and y is one free chunk";
+  a->deallocate(y.address);
+  EXPECT_EQ(a->stats().largest_free_bytes, 64 * KiB);
+  EXPECT_EQ(a->stats().fragmentation(), 0.0);
+}
+
+TYPED_TEST(Conformance, SameSequenceSameAddresses)
+{
+  sequence_spec s{.seed = 7, .steps = 400, .aligned_percent = 10};
+  auto a = fixed_pool<TypeParam>(4 * MiB);
+  auto b = fixed_pool<TypeParam>(4 * MiB);
+  EXPECT_EQ(drive(*a, s, false), drive(*b, s, false));
+}
+
+TYPED_TEST(Conformance, MisuseIsReportedAndChangesNothing)
+{
+  auto a = fixed_pool<TypeParam>(64 * KiB);
+  auto x = a->allocate(1000);
+  auto y = a->allocate(1000);
+  auto before = layout(*a);
+  EXPECT_EQ(a->allocate(10, 3).status, alloc_status::bad_alignment);
+  EXPECT_EQ(a->allocate(10, 0).status, alloc_status::bad_alignment);
+  EXPECT_EQ(a->allocate(std::numeric_limits<std::size_t>::max()).status, alloc_status::size_overflow);
+  EXPECT_EQ(a->allocate(std::numeric_limits<std::size_t>::max() - 200).status, alloc_status::size_overflow);
+  // Rounding fits, but padding for the alignment overflows.
+  EXPECT_EQ(a->allocate(std::numeric_limits<std::size_t>::max() - 5000, std::size_t{1} << 63).status,
+            alloc_status::size_overflow);
+  // An absurd but well-formed request is a normal failure, not misuse.
+  EXPECT_EQ(a->allocate(100, std::size_t{1} << 63).status, alloc_status::no_growth);
+  EXPECT_EQ(a->deallocate(x.address + 256), free_status::interior_pointer);
+  EXPECT_EQ(a->deallocate(std::uintptr_t{12345}), free_status::unknown_pointer);
+  EXPECT_EQ(a->deallocate(x.address), free_status::ok);
+  EXPECT_EQ(a->deallocate(x.address), free_status::double_free);
+  EXPECT_EQ(a->stats().misuses, 8u);
+  EXPECT_EQ(a->check_invariants(), "");
+  EXPECT_EQ(a->deallocate(y.address), free_status::ok);
+  EXPECT_EQ(a->deallocate(y.address), free_status::double_free);
+  EXPECT_EQ(a->check_invariants(), "");
+  (void)before;
+}
+
+TYPED_TEST(Conformance, FailureUnderAFixedPoolLeavesStateIntact)
+{
+  auto a = fixed_pool<TypeParam>(8 * KiB);
+  std::vector<std::uintptr_t> held;
+  for (;;) {
+    auto got = a->allocate(1024);
+    if (!got) {
+      EXPECT_EQ(got.status, alloc_status::no_growth);
+      break;
+    }
+    held.push_back(got.address);
+  }
+  EXPECT_EQ(held.size(), 8u);
+  auto before = layout(*a);
+  EXPECT_FALSE(a->allocate(1));
+  EXPECT_EQ(layout(*a), before);
+  EXPECT_EQ(a->check_invariants(), "");
+  a->deallocate(held[3]);
+  auto retry = a->allocate(1024);
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry.address, held[3]);
+}
+
+TYPED_TEST(Conformance, FreeingEverythingCoalescesEachRegionToOneChunk)
+{
+  using A = alloc_t<TypeParam>;
+  typename A::config c;
+  c.growth.kind = growth_kind::doubling;
+  c.growth.initial = 64 * KiB;
+  A a(simulated_backend{}, c);
+  drive(a, sequence_spec{.seed = 3, .steps = 500}, false);
+  auto s = a.stats();
+  EXPECT_EQ(s.free_chunks, s.regions);
+  EXPECT_EQ(a.release_free_regions(), s.reserved_bytes);
+  EXPECT_EQ(a.stats().reserved_bytes, 0u);
+  EXPECT_EQ(a.backend().acquired_bytes(), 0u);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+}  // namespace
+}  // namespace fraglab::testing

@@ -1,0 +1,267 @@
+// Each free index against a brute-force model: random inserts and erases of chunks with
+// random sizes and addresses, and after every step each query the index serves must name
+// the chunk the rule defines. Plus hand-checked shapes (bins, TLSF classes).
+#include "engine/chunk.hpp"
+#include "experiments/gen/rng.hpp"
+#include "policies/indexes/address_ordered_tree_index.hpp"
+#include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/list_index.hpp"
+#include "policies/indexes/segregated_index.hpp"
+#include "policies/indexes/tree_index.hpp"
+#include "policies/fits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace fraglab {
+namespace {
+
+template <class Spec>
+using chunk_of = basic_chunk<Spec>;
+
+// The rule each fit defines, over chunks in index order (`order`: list order for LIFO/FIFO,
+// address order otherwise). Ties go to the first in that order.
+template <class C>
+C* model_best(std::vector<C*> const& order, std::size_t n)
+{
+  C* best = nullptr;
+  for (C* c : order)
+    if (c->size >= n && (best == nullptr || c->size < best->size)) best = c;
+  return best;
+}
+template <class C>
+C* model_worst(std::vector<C*> const& order, std::size_t n)
+{
+  C* best = nullptr;
+  for (C* c : order)
+    if (best == nullptr || c->size > best->size) best = c;
+  return best != nullptr && best->size >= n ? best : nullptr;
+}
+template <class C>
+C* model_first(std::vector<C*> const& order, std::size_t n)
+{
+  for (C* c : order)
+    if (c->size >= n) return c;
+  return nullptr;
+}
+template <class C>
+std::vector<C*> by_address(std::vector<C*> v)
+{
+  std::sort(v.begin(), v.end(), [](C* a, C* b) { return a->address < b->address; });
+  return v;
+}
+
+template <class Spec>
+struct index_fixture {
+  using C = chunk_of<Spec>;
+  typename Spec::template index<C> ix;
+  std::vector<std::unique_ptr<C>> storage;
+  std::vector<C*> members;  // in list order for LIFO/FIFO models
+  gen::rng r{42};
+
+  explicit index_fixture(typename Spec::params p = {}) : ix(p) {}
+
+  C* make(std::uintptr_t address, std::size_t size)
+  {
+    storage.push_back(std::make_unique<C>());
+    storage.back()->address = address;
+    storage.back()->size = size;
+    return storage.back().get();
+  }
+};
+
+// Random chunks at distinct addresses (slots 64 KiB apart), sizes from a skewed spread.
+template <class Spec, class Check>
+void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, bool back_insert = false)
+{
+  index_fixture<Spec> f;
+  std::vector<bool> used(4096, false);
+  for (int step = 0; step < steps; ++step) {
+    bool const insert = f.members.empty() || (f.members.size() < 600 && f.r.chance(55));
+    if (insert) {
+      std::size_t slot = f.r.uniform(0, used.size() - 1);
+      while (used[slot]) slot = (slot + 1) % used.size();
+      used[slot] = true;
+      std::size_t const size = f.r.chance(30) ? 16 * f.r.uniform(1, 8) : 16 * (f.r.log_uniform(0, 12) + 1);
+      auto* c = f.make((std::uintptr_t{1} << 30) + slot * 65536, size);
+      f.ix.insert(*c);
+      if (front_insert) f.members.insert(f.members.begin(), c);
+      else if (back_insert) f.members.push_back(c);
+      else f.members.insert(std::upper_bound(f.members.begin(), f.members.end(), c,
+                                             [](auto* a, auto* b) { return a->address < b->address; }),
+                            c);
+    } else {
+      std::size_t const i = f.r.uniform(0, f.members.size() - 1);
+      auto* c = f.members[i];
+      f.ix.erase(*c);
+      used[(c->address - (std::uintptr_t{1} << 30)) / 65536] = false;
+      f.members.erase(f.members.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    ASSERT_EQ(f.ix.size(), f.members.size());
+    ASSERT_EQ(f.ix.check(), "") << "step " << step;
+    std::size_t const n = 16 * (f.r.log_uniform(0, 12) + 1);
+    check(f, n, step);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(TreeIndex, BestAndWorstMatchTheRuleOnRandomSets)
+{
+  drive_randomly<tree_index>([](auto& f, std::size_t n, int step) {
+    ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
+    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+    ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
+  });
+}
+
+TEST(BinsIndex, BestAndWorstMatchTheRuleOnRandomSets)
+{
+  drive_randomly<bins_index>([](auto& f, std::size_t n, int step) {
+    ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
+    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+  });
+}
+
+TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)
+{
+  std::uintptr_t rover = 0;
+  drive_randomly<address_ordered_tree_index>([&](auto& f, std::size_t n, int step) {
+    ASSERT_EQ(f.ix.find_first(n), model_first(f.members, n)) << "step " << step;
+    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+    // Next fit: lowest address at or above the rover, else wrap to the lowest.
+    using C = std::remove_pointer_t<std::remove_cvref_t<decltype(f.members.front())>>;
+    C* expected = nullptr;
+    for (C* c : f.members)
+      if (c->address >= rover && c->size >= n) {
+        expected = c;
+        break;
+      }
+    if (expected == nullptr) expected = model_first(f.members, n);
+    C* got = f.ix.find_next(n);
+    ASSERT_EQ(got, expected) << "step " << step;
+    if (got != nullptr) rover = got->address;
+  });
+}
+
+TEST(SegregatedIndex, BestWorstAndGoodMatchTheRuleOnRandomSets)
+{
+  drive_randomly<segregated_index>([](auto& f, std::size_t n, int step) {
+    ASSERT_EQ(f.ix.find_best(n), model_best(by_address(f.members), n)) << "step " << step << " n " << n;
+    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(by_address(f.members), n)) << "step " << step;
+    // Good fit: some chunk whose whole class fits n, from the lowest such class.
+    auto* got = f.ix.find_good(n);
+    std::size_t const bound = f.ix.good_fit_size(n);
+    using C = std::remove_pointer_t<decltype(got)>;
+    C* smallest_class_member = nullptr;
+    for (C* c : f.members)
+      if (c->size >= bound && (smallest_class_member == nullptr ||
+                               f.ix.list_of(c->size) < f.ix.list_of(smallest_class_member->size)))
+        smallest_class_member = c;
+    if (smallest_class_member == nullptr) {
+      ASSERT_EQ(got, nullptr) << "step " << step;
+    } else {
+      ASSERT_NE(got, nullptr) << "step " << step;
+      ASSERT_GE(got->size, n);
+      ASSERT_EQ(f.ix.list_of(got->size), f.ix.list_of(smallest_class_member->size)) << "step " << step;
+    }
+  });
+}
+
+TEST(ListIndex, AddressOrderedScansMatchTheRule)
+{
+  drive_randomly<address_ordered_list_index>([](auto& f, std::size_t n, int step) {
+    ASSERT_EQ(f.ix.find_first(n), model_first(f.members, n)) << "step " << step;
+    ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step;
+    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+  });
+}
+
+TEST(ListIndex, LifoAndFifoScanInListOrder)
+{
+  drive_randomly<lifo_list_index>(
+      [](auto& f, std::size_t n, int step) {
+        ASSERT_EQ(f.ix.find_first(n), model_first(f.members, n)) << "step " << step;
+        ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step;
+      },
+      2000, /*front_insert=*/true);
+  drive_randomly<fifo_list_index>(
+      [](auto& f, std::size_t n, int step) {
+        ASSERT_EQ(f.ix.find_first(n), model_first(f.members, n)) << "step " << step;
+        ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+      },
+      2000, false, /*back_insert=*/true);
+}
+
+TEST(BinsIndex, BinOfFollowsTensorFlowsFormula)
+{
+  index_fixture<bins_index> f;
+  // bin(x) = min(20, floor(log2(max(x, 256) / 256)))
+  EXPECT_EQ(f.ix.bin_of(1), 0u);
+  EXPECT_EQ(f.ix.bin_of(256), 0u);
+  EXPECT_EQ(f.ix.bin_of(511), 0u);
+  EXPECT_EQ(f.ix.bin_of(512), 1u);
+  EXPECT_EQ(f.ix.bin_of(1 << 20), 12u);
+  EXPECT_EQ(f.ix.bin_of((std::size_t{256} << 20) - 1), 19u);
+  EXPECT_EQ(f.ix.bin_of(std::size_t{256} << 20), 20u);
+  EXPECT_EQ(f.ix.bin_of(std::size_t{1} << 40), 20u);
+  EXPECT_EQ(f.ix.bin_lower_bound(3), 2048u);
+}
+
+TEST(BinsIndex, BestFitCrossesToTheNextNonEmptyBinAndPrefersLowAddresses)
+{
+  index_fixture<bins_index> f;
+  auto* a = f.make(0x3000, 1024);  // bin 2
+  auto* b = f.make(0x1000, 1024);  // same size, lower address
+  auto* c = f.make(0x9000, 600);   // bin 1, too small for 700
+  auto* d = f.make(0x5000, 4096);  // bin 4
+  for (auto* x : {a, b, c, d}) f.ix.insert(*x);
+  EXPECT_EQ(f.ix.find_best(700), b);   // bin 1 has nothing >= 700; bin 2's smallest, lowest address
+  EXPECT_EQ(f.ix.find_best(600), c);
+  EXPECT_EQ(f.ix.find_best(2000), d);  // skips empty bin 3
+  EXPECT_EQ(f.ix.find_best(5000), nullptr);
+  f.ix.erase(*b);
+  EXPECT_EQ(f.ix.find_best(700), a);
+}
+
+TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
+{
+  index_fixture<segregated_index> f;  // SLI 5, linear below 256 in steps of 8
+  EXPECT_EQ(f.ix.list_of(8), (std::pair<unsigned, unsigned>{0, 1}));
+  EXPECT_EQ(f.ix.list_of(255), (std::pair<unsigned, unsigned>{0, 31}));
+  EXPECT_EQ(f.ix.list_of(256), (std::pair<unsigned, unsigned>{1, 0}));
+  EXPECT_EQ(f.ix.list_of(264), (std::pair<unsigned, unsigned>{1, 1}));  // 256 + 8: 32 lists of 8 bytes
+  EXPECT_EQ(f.ix.list_of(1024 + 3 * 32), (std::pair<unsigned, unsigned>{3, 3}));
+  // Good fit rounds up to the next boundary: waste below 1/32 of the request.
+  EXPECT_EQ(f.ix.good_fit_size(1025), 1056u);
+  EXPECT_EQ(f.ix.good_fit_size(1024), 1024u);
+  auto* exact = f.make(0x1000, 1040);  // same list as 1025 ([1024, 1056)) but the list may hold misfits
+  auto* next = f.make(0x2000, 1056);
+  f.ix.insert(*exact);
+  f.ix.insert(*next);
+  EXPECT_EQ(f.ix.find_good(1025), next);  // O(1): never searches inside a list
+  EXPECT_EQ(f.ix.find_best(1025), exact);  // exact best fit searches the list
+}
+
+TEST(AddressOrderedTreeIndex, IdenticalShapeForTheSameSetInAnyInsertionOrder)
+{
+  // Treap priorities come from addresses, so the tree's shape depends only on the set.
+  index_fixture<address_ordered_tree_index> f1, f2;
+  std::vector<std::uintptr_t> addrs;
+  for (int i = 0; i < 200; ++i) addrs.push_back(0x10000 + static_cast<std::uintptr_t>(i) * 64);
+  std::vector<chunk_of<address_ordered_tree_index>*> c1, c2;
+  for (auto a : addrs) c1.push_back(f1.make(a, 32 + (a % 7) * 16));
+  for (auto it = addrs.rbegin(); it != addrs.rend(); ++it) c2.push_back(f2.make(*it, 32 + (*it % 7) * 16));
+  for (auto* c : c1) f1.ix.insert(*c);
+  for (auto* c : c2) f2.ix.insert(*c);
+  std::vector<std::uintptr_t> parents1, parents2;
+  for (auto* c : c1) parents1.push_back(c->free_hook.parent ? c->free_hook.parent->address : 0);
+  for (auto it = c2.rbegin(); it != c2.rend(); ++it) parents2.push_back((*it)->free_hook.parent ? (*it)->free_hook.parent->address : 0);
+  EXPECT_EQ(parents1, parents2);
+}
+
+}  // namespace
+}  // namespace fraglab

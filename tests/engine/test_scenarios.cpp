@@ -1,0 +1,293 @@
+// The engine's decisions on scenarios worked out by hand: which chunk each fit takes, when
+// chunks split and merge, how regions grow, where aligned blocks land, what fails.
+#include "support/compositions.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fraglab::testing {
+namespace {
+
+constexpr std::uintptr_t B = sim_base;
+
+// A 4096-byte pool with quantum 256, after: A=256@B X1=256@B+256 C=512@B+512
+// X2=256@B+1024 D=256@B+1280 X3=256@B+1536, then frees of A, C and D (in that order).
+// Free: 256@B, 512@B+512, 256@B+1280, 2304@B+1792. Then two requests of 256 bytes.
+template <class P>
+std::pair<std::uintptr_t, std::uintptr_t> two_choices()
+{
+  auto a = fixed_pool<P>(4096);
+  std::uintptr_t addr[6];
+  std::size_t const sizes[6] = {256, 256, 512, 256, 256, 256};
+  for (int i = 0; i < 6; ++i) {
+    auto got = a->allocate(sizes[i]);
+    EXPECT_TRUE(got);
+    addr[i] = got.address;
+    EXPECT_EQ(addr[i], B + std::uintptr_t{i == 0 ? 0u : i == 1 ? 256u : i == 2 ? 512u : i == 3 ? 1024u : i == 4 ? 1280u : 1536u});
+  }
+  a->deallocate(addr[0]);
+  a->deallocate(addr[2]);
+  a->deallocate(addr[4]);
+  EXPECT_EQ(a->check_invariants(), "");
+  auto first = a->allocate(256);
+  auto second = a->allocate(256);
+  EXPECT_EQ(a->check_invariants(), "");
+  return {first.address - B, second.address - B};
+}
+
+using choice = std::pair<std::uintptr_t, std::uintptr_t>;
+
+TEST(FitDecisions, BestFitTakesTheSmallestLowestAddressChunk)
+{
+  choice const expected{0, 1280};
+  EXPECT_EQ((two_choices<policy<bins_index, best_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<tree_index, best_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<segregated_index, best_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<address_ordered_list_index, best_fit>>()), expected);
+  // Ties by list order: LIFO holds D, C, A, rest; FIFO holds rest, A, C, D.
+  EXPECT_EQ((two_choices<policy<lifo_list_index, best_fit>>()), (choice{1280, 0}));
+  EXPECT_EQ((two_choices<policy<fifo_list_index, best_fit>>()), (choice{0, 1280}));
+}
+
+TEST(FitDecisions, FirstFitTakesTheFirstChunkInIndexOrder)
+{
+  // Address order: 256@B, then 512@B+512 (split: the low half is taken).
+  EXPECT_EQ((two_choices<policy<address_ordered_tree_index, first_fit>>()), (choice{0, 512}));
+  EXPECT_EQ((two_choices<policy<address_ordered_list_index, first_fit>>()), (choice{0, 512}));
+  EXPECT_EQ((two_choices<policy<lifo_list_index, first_fit>>()), (choice{1280, 512}));
+  // FIFO: the big remainder went in first; its new remainder goes to the back.
+  EXPECT_EQ((two_choices<policy<fifo_list_index, first_fit>>()), (choice{1792, 0}));
+}
+
+TEST(FitDecisions, NextFitResumesAfterThePreviousAllocation)
+{
+  // The rover stands at X3 (B+1536): the next free chunk above is the big one.
+  EXPECT_EQ((two_choices<policy<address_ordered_tree_index, next_fit>>()), (choice{1792, 2048}));
+  EXPECT_EQ((two_choices<policy<address_ordered_list_index, next_fit>>()), (choice{1792, 2048}));
+  // LIFO: D, C, A, rest; the rover moves to C when D is taken.
+  EXPECT_EQ((two_choices<policy<lifo_list_index, next_fit>>()), (choice{1280, 512}));
+  EXPECT_EQ((two_choices<policy<fifo_list_index, next_fit>>()), (choice{1792, 0}));
+}
+
+TEST(FitDecisions, WorstFitTakesTheLargestChunk)
+{
+  choice const expected{1792, 2048};
+  EXPECT_EQ((two_choices<policy<bins_index, worst_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<tree_index, worst_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<address_ordered_tree_index, worst_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<segregated_index, worst_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<address_ordered_list_index, worst_fit>>()), expected);
+  EXPECT_EQ((two_choices<policy<lifo_list_index, worst_fit>>()), expected);
+}
+
+TEST(FitDecisions, GoodFitTakesTheHeadOfTheFirstFittingClass)
+{
+  // 256-byte chunks share TLSF list (1,0); its head is the last one freed, D.
+  EXPECT_EQ((two_choices<policy<segregated_index, good_fit>>()), (choice{1280, 0}));
+}
+
+using best_tree = policy<tree_index, best_fit>;
+
+TEST(Coalescing, ImmediateMergesWithBothNeighbours)
+{
+  auto a = fixed_pool<best_tree>(4096);
+  auto x = a->allocate(256), y = a->allocate(256), z = a->allocate(256);
+  a->deallocate(y.address);
+  a->deallocate(x.address);
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 512, false}, {B + 512, 256, true}, {B + 768, 3328, false}}));
+  a->deallocate(z.address);
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 4096, false}}));
+  // A freed and coalesced pool hands back the same address for the same request.
+  EXPECT_EQ(a->allocate(256).address, x.address);
+}
+
+TEST(Coalescing, DeferredMergesOnlyWhenAMissWouldOtherwiseGrow)
+{
+  auto a = fixed_pool<best_tree>(4096, coalesce_mode::deferred);
+  auto x = a->allocate(256), y = a->allocate(256), z = a->allocate(3584);
+  a->deallocate(x.address);
+  a->deallocate(y.address);
+  a->deallocate(z.address);
+  EXPECT_EQ(a->stats().free_chunks, 3u);
+  EXPECT_EQ(a->check_invariants(), "");
+  auto whole = a->allocate(4096);  // no chunk fits until the three merge
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole.address, B);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(Coalescing, NeverLeavesFragmentsApartAndTheFixedPoolFails)
+{
+  auto a = fixed_pool<best_tree>(4096, coalesce_mode::never);
+  auto x = a->allocate(2048), y = a->allocate(2048);
+  a->deallocate(x.address);
+  a->deallocate(y.address);
+  auto whole = a->allocate(4096);
+  EXPECT_FALSE(whole);
+  EXPECT_EQ(whole.status, alloc_status::no_growth);
+  EXPECT_EQ(a->stats().failed_allocations, 1u);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(Splitting, TensorFlowsRatioRuleHandsOutTheWholeChunkBelowTwiceTheRequest)
+{
+  using A = alloc_t<best_tree>;
+  A::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  c.growth.kind = growth_kind::fixed;
+  c.growth.initial = 4096;
+  c.split.ratio = 2.0;
+  c.split.max_internal_fragmentation = 128 * MiB;
+  A a(simulated_backend{}, c);
+  auto x = a.allocate(1024);  // 4096 >= 2 x 1024: split
+  EXPECT_EQ(x.size, 1024u);
+  auto y = a.allocate(1024);  // 3072 >= 2048: split
+  auto z = a.allocate(2048);  // 2048 exactly
+  a.deallocate(x.address);
+  auto w = a.allocate(768);   // 1024 < 1536: the whole 1024-byte chunk
+  EXPECT_EQ(w.address, B);
+  EXPECT_EQ(w.size, 1024u);
+  EXPECT_EQ(a.stats().allocated_bytes, 1024u + 1024u + 2048u);  // chunk sizes, not requests
+  EXPECT_EQ(a.stats().live_bytes, 768u + 1024u + 2048u);
+  (void)y;
+  (void)z;
+}
+
+TEST(Growth, DoublingRegionsLandWhereTheSimulatedBackendPutsThem)
+{
+  using A = alloc_t<best_tree>;
+  A::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  c.growth.kind = growth_kind::doubling;
+  c.growth.initial = 2 * MiB;
+  A a(simulated_backend{}, c);
+  auto r1 = a.allocate(1536 * KiB);  // region 2 MiB at B
+  auto r2 = a.allocate(1536 * KiB);  // miss: region 4 MiB at B + 2 MiB
+  auto r3 = a.allocate(3 * MiB);     // 2.5 MiB left there: region 8 MiB at B + 6 MiB
+  EXPECT_EQ(r1.address, B);
+  EXPECT_EQ(r2.address, B + 2 * MiB);
+  EXPECT_EQ(r3.address, B + 6 * MiB);
+  auto s = a.stats();
+  EXPECT_EQ(s.reserved_bytes, 14 * MiB);
+  EXPECT_EQ(s.regions, 3u);
+  EXPECT_EQ(s.acquisitions, 3u);
+  // A request larger than any hole fails once the limit stops growth, though total free
+  // bytes (2.5 + 0.5 + 5 MiB) would hold it.
+  A::config limited = c;
+  limited.growth.memory_limit = 14 * MiB;
+  A b(simulated_backend{}, limited);
+  b.allocate(1536 * KiB);
+  b.allocate(1536 * KiB);
+  b.allocate(3 * MiB);
+  auto big = b.allocate(6 * MiB);
+  EXPECT_FALSE(big);
+  EXPECT_EQ(big.status, alloc_status::limit);
+  EXPECT_GE(b.stats().reserved_bytes - b.stats().allocated_bytes, 6 * MiB);
+  EXPECT_EQ(b.check_invariants(), "");
+}
+
+TEST(Growth, HeapExtendsItsFreeTopLikeSbrk)
+{
+  using A = alloc_t<best_tree, heap_backend>;
+  A::config c;  // quantum 16, exact growth
+  A a(heap_backend{}, c);
+  auto x = a.allocate(1000);  // 1008 bytes; the break moves one page
+  EXPECT_EQ(x.address, heap_base);
+  EXPECT_EQ(a.stats().reserved_bytes, 4096u);
+  auto y = a.allocate(5000);  // 5008 bytes: the free top holds 3088, one more page suffices
+  EXPECT_EQ(y.address, heap_base + 1008);
+  EXPECT_EQ(a.stats().reserved_bytes, 8192u);
+  EXPECT_EQ(a.stats().regions, 1u);
+  EXPECT_EQ(layout(a), (std::vector<layout_entry>{{heap_base, 1008, true}, {heap_base + 1008, 5008, true},
+                                                 {heap_base + 6016, 2176, false}}));
+  a.deallocate(x.address);
+  a.deallocate(y.address);
+  EXPECT_EQ(a.release_free_regions(), 8192u);
+  EXPECT_EQ(a.backend().top(), heap_base);
+  EXPECT_EQ(a.stats().peak_reserved_bytes, 8192u);  // the footprint: the break's high-water mark
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+TEST(Alignment, AlignedBlocksCarveAFreeFrontRemainder)
+{
+  auto a = fixed_pool<best_tree>(64 * KiB);
+  auto x = a->allocate(256);
+  auto y = a->allocate(100, 4096);  // needs 256 + 3840 bytes; lands on the next 4 KiB boundary
+  ASSERT_TRUE(y);
+  EXPECT_EQ(y.address, B + 4096);
+  EXPECT_EQ(y.size, 256u);
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 256, true},
+                                                  {B + 256, 3840, false},
+                                                  {B + 4096, 256, true},
+                                                  {B + 4352, 64 * KiB - 4352, false}}));
+  a->deallocate(x.address);
+  a->deallocate(y.address);
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 64 * KiB, false}}));
+}
+
+TEST(Pools, PerStreamPoolsNeverShareChunks)
+{
+  using A = alloc_t<best_tree>;
+  A::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  c.pools.per_stream = true;
+  A a(simulated_backend{}, c);
+  auto x = a.allocate(256, 1, /*stream=*/0);
+  a.deallocate(x.address);
+  auto y = a.allocate(256, 1, /*stream=*/1);
+  EXPECT_EQ(y.address, B + 256);  // stream 0's free chunk is not stream 1's to take
+  EXPECT_EQ(a.stats().reserved_bytes, 512u);
+  auto z = a.allocate(256, 1, /*stream=*/0);
+  EXPECT_EQ(z.address, B);
+  A::config shared = c;
+  shared.pools.per_stream = false;
+  A b(simulated_backend{}, shared);
+  b.deallocate(b.allocate(256, 1, 0).address);
+  EXPECT_EQ(b.allocate(256, 1, 1).address, B);
+}
+
+TEST(Failure, CapacityFailureLeavesStateIntactAndFreeingLetsARetrySucceed)
+{
+  using A = alloc_t<best_tree>;
+  A::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  simulated_backend_params bp;
+  bp.capacity = 1 * MiB;
+  A a(simulated_backend(bp), c);
+  auto x = a.allocate(512 * KiB);
+  auto y = a.allocate(512 * KiB);
+  ASSERT_TRUE(x && y);
+  auto before = layout(a);
+  auto z = a.allocate(256);
+  EXPECT_FALSE(z);
+  EXPECT_EQ(z.status, alloc_status::capacity);
+  EXPECT_EQ(layout(a), before);
+  EXPECT_EQ(a.check_invariants(), "");
+  a.deallocate(x.address);
+  auto retry = a.allocate(256);
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry.address, x.address);
+}
+
+TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
+{
+  using A = alloc_t<best_tree>;
+  A::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  c.pools.per_stream = true;
+  simulated_backend_params bp;
+  bp.capacity = 1 * MiB;
+  A::config releasing = c;
+  releasing.growth.release_free_regions = true;
+  for (bool release : {false, true}) {
+    A a(simulated_backend(bp), release ? releasing : c);
+    a.deallocate(a.allocate(1 * MiB, 1, 0).address);  // stream 0 caches a whole free region
+    auto y = a.allocate(512 * KiB, 1, 1);
+    EXPECT_EQ(bool(y), release);
+    EXPECT_EQ(a.stats().releases, release ? 1u : 0u);
+    EXPECT_EQ(a.check_invariants(), "");
+  }
+}
+
+}  // namespace
+}  // namespace fraglab::testing

@@ -1,0 +1,105 @@
+// Sizes with units, parameters, compose specs and the registry's errors.
+#include "experiments/cli/commands.hpp"
+#include "experiments/params/param_set.hpp"
+#include "experiments/params/units.hpp"
+#include "experiments/registry/composition.hpp"
+#include "experiments/trace/native_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace fraglab {
+namespace {
+
+TEST(Units, ParsesBytesAndDecimalAndBinaryUnits)
+{
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512MiB"), 512ull << 20);
+  EXPECT_EQ(parse_size("80GiB"), 80ull << 30);
+  EXPECT_EQ(parse_size("1.5GB"), 1500000000u);
+  EXPECT_EQ(parse_size("1.5KiB"), 1536u);
+  EXPECT_EQ(parse_size("2M"), 2u << 20);
+  EXPECT_EQ(parse_size("10B"), 10u);
+  EXPECT_FALSE(parse_size("1.3B"));      // not a whole number of bytes
+  EXPECT_FALSE(parse_size("12XB"));
+  EXPECT_FALSE(parse_size("-1"));
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("99999999999TiB"));  // overflows
+}
+
+TEST(ParamSet, DefaultsComeFromTheTableAndUnknownKeysAreRejected)
+{
+  param_set p;
+  EXPECT_EQ(p.size("quantum"), 16u);
+  EXPECT_EQ(p.size("memory_limit"), std::numeric_limits<std::size_t>::max());
+  p.set_assignment("memory_limit=2GiB");
+  EXPECT_EQ(p.size("memory_limit"), 2ull << 30);
+  EXPECT_THROW(p.set_assignment("no_such_key=1"), std::invalid_argument);
+  EXPECT_THROW(p.set_assignment("quantum"), std::invalid_argument);
+  p.set_assignment("split_ratio=abc");
+  EXPECT_THROW((void)p.real("split_ratio"), std::invalid_argument);
+  p.set_assignment("release_free_regions=maybe");
+  EXPECT_THROW((void)p.flag("release_free_regions"), std::invalid_argument);
+}
+
+TEST(Registry, NamesComposeSpecsAndErrors)
+{
+  backend_choice heap;
+  EXPECT_EQ(make_composition("tree_best", {}, heap)->name(), "tree_best");
+  EXPECT_NO_THROW(make_composition("compose:index=ao_tree,fit=next,coalesce=deferred", {}, heap));
+  EXPECT_THROW(make_composition("nope", {}, heap), std::invalid_argument);
+  EXPECT_THROW(make_composition("compose:index=bins,fit=first", {}, heap), std::invalid_argument);  // not served
+  EXPECT_THROW(make_composition("compose:index=tree", {}, heap), std::invalid_argument);
+  param_set bad;
+  bad.set("growth", "sometimes");
+  EXPECT_THROW(make_composition("tree_best", bad, heap), std::invalid_argument);
+  param_set q;
+  q.set("quantum", "24");
+  EXPECT_THROW(make_composition("tree_best", q, heap), std::invalid_argument);  // not a power of two
+  backend_choice unknown{"floppy"};
+  EXPECT_THROW(make_composition("tree_best", {}, unknown), std::invalid_argument);
+  // Every named composition builds.
+  for (auto const& n : named_compositions()) EXPECT_NO_THROW(make_composition(n.name, {}, heap)) << n.name;
+}
+
+TEST(Registry, SpecParametersOverrideDefaultsAndSetOverridesSpecs)
+{
+  std::istringstream in("a 1 1000\na 2 1000\nf 1\na 3 100\n");
+  auto const t = trace::read_native_text(in, "x");
+  backend_choice sim{"simulated"};
+  // Quantum 16 vs 4096 changes allocated bytes: 1008+1008+112 vs 4096 * 3.
+  auto r16 = make_composition("compose:index=tree,fit=best", {}, sim)->replay(t, {});
+  auto r4k = make_composition("compose:index=tree,fit=best,quantum=4096,min_size=4096", {}, sim)->replay(t, {});
+  EXPECT_EQ(r16.peak_allocated_bytes, 2016u);
+  EXPECT_EQ(r4k.peak_allocated_bytes, 8192u);
+  param_set user;
+  user.set("quantum", "256");
+  user.set("min_size", "256");
+  auto r256 = make_composition("compose:index=tree,fit=best,quantum=4096,min_size=4096", user, sim)->replay(t, {});
+  EXPECT_EQ(r256.peak_allocated_bytes, 2048u);
+}
+
+TEST(Registry, MadeAllocatorsAreUsableCallByCall)
+{
+  auto a = make_composition("ao_first", {}, backend_choice{"host"})->make();
+  auto x = a->allocate(100);
+  ASSERT_TRUE(x);
+  static_cast<char*>(x.pointer())[99] = 1;  // real memory
+  EXPECT_EQ(a->deallocate(x.address), free_status::ok);
+  EXPECT_EQ(a->check_invariants(), "");
+  std::size_t chunks = 0;
+  a->visit_chunks([&](chunk_view const&) { ++chunks; });
+  EXPECT_EQ(chunks, 1u);
+}
+
+TEST(PolicyList, CommasSplitPoliciesButContinueComposeSpecs)
+{
+  using V = std::vector<std::string>;
+  EXPECT_EQ(cli::split_policy_list(V{"a,b", "c"}), (V{"a", "b", "c"}));
+  EXPECT_EQ(cli::split_policy_list(V{"tree_best,compose:index=tree,fit=worst,quantum=64,bins_best"}),
+            (V{"tree_best", "compose:index=tree,fit=worst,quantum=64", "bins_best"}));
+}
+
+}  // namespace
+}  // namespace fraglab

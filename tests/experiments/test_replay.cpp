@@ -1,0 +1,92 @@
+// Replay semantics and metrics on traces whose numbers are worked out by hand.
+#include "experiments/registry/composition.hpp"
+#include "experiments/trace/input_error.hpp"
+#include "experiments/trace/native_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace fraglab {
+namespace {
+
+trace::trace parse(std::string const& text)
+{
+  std::istringstream in(text);
+  return trace::read_native_text(in, "hand.trace");
+}
+
+replay_result run(std::string const& spec, std::string const& text, backend_choice b = {"simulated"},
+                  replay_options o = {}, param_set p = {})
+{
+  return make_composition(spec, p, b)->replay(parse(text), o);
+}
+
+TEST(Replay, JohnstoneWilsonFragmentationOnAHandTrace)
+{
+  // quantum 16, simulated backend (granularity 256), exact growth, no merging:
+  //   a1 100 -> region 256 (chunk 112); live 100, reserved 256, ratio 1.56
+  //   a2 200 -> 144 left, 208 needed: region 256; live 300, reserved 512, ratio 0.7067
+  //   f1     -> live 200, reserved 512, ratio 1.56
+  //   a3 50  -> fits in the first region; live 250, reserved 512, ratio 1.048
+  //   f2     -> live 50, reserved 512, ratio 9.24
+  //   f3     -> live 0: not sampled
+  auto r = run("tree_best", "a 1 100\na 2 200\nf 1\na 3 50\nf 2\nf 3\n");
+  EXPECT_EQ(r.events, 6u);
+  EXPECT_EQ(r.allocs, 3u);
+  EXPECT_EQ(r.frees, 3u);
+  EXPECT_EQ(r.peak_live_bytes, 300u);
+  EXPECT_EQ(r.peak_allocated_bytes, 112u + 208u);
+  EXPECT_EQ(r.peak_reserved_bytes, 512u);
+  EXPECT_NEAR(r.frag1, (256.0 / 100 + 512.0 / 300 + 512.0 / 200 + 512.0 / 250 + 512.0 / 50) / 5 - 1, 1e-12);
+  EXPECT_NEAR(r.frag2, 512.0 / 300 - 1, 1e-12);  // at peak live
+  EXPECT_NEAR(r.frag3, 512.0 / 300 - 1, 1e-12);  // reserved peaked at the same event
+  EXPECT_NEAR(r.frag4, 512.0 / 300 - 1, 1e-12);
+  // At peak reserved: free = 512 - 320 = 192 in two chunks, 144 and 48: (192 - 144) / 192.
+  EXPECT_NEAR(r.ext_frag_at_peak, 48.0 / 192.0, 1e-12);
+  EXPECT_EQ(r.free_chunks_at_peak, 2u);
+  EXPECT_EQ(r.acquisitions, 2u);
+}
+
+TEST(Replay, UnknownFreesAndLiveIdReuseAreCountedOrFatalWhenStrict)
+{
+  std::string const text = "a 1 64\nf 9\na 1 64\nf 1\nf 1\n";
+  auto r = run("tree_best", text);
+  EXPECT_EQ(r.unknown_frees, 2u);     // id 9 never allocated; id 1 freed twice
+  EXPECT_EQ(r.duplicate_allocs, 1u);  // id 1 allocated while live
+  EXPECT_EQ(r.allocs, 1u);
+  replay_options strict;
+  strict.strict = true;
+  EXPECT_THROW(run("tree_best", text, {"simulated"}, strict), input_error);
+}
+
+TEST(Replay, CapacityFailuresAreCountedAndTheirFreesIgnored)
+{
+  // 600 bytes round to 608 and take a 768-byte region; a second region would pass 1024.
+  std::string const text = "a 1 600\na 2 600\nf 2\nf 1\na 4 600\n";
+  auto r = run("tree_best", text, {"simulated", 1024});
+  EXPECT_EQ(r.failed_allocs, 1u);
+  EXPECT_EQ(r.unknown_frees, 0u);  // f 2 belongs to the failed allocation: ignored quietly
+  EXPECT_EQ(r.allocs, 2u);
+  replay_options stop;
+  stop.stop_on_failure = true;
+  auto s = run("tree_best", text, {"simulated", 1024}, stop);
+  EXPECT_EQ(s.events, 2u);
+}
+
+TEST(Replay, MetricsAreIdenticalFromRunToRun)
+{
+  std::string text;
+  for (int i = 0; i < 500; ++i) text += "a " + std::to_string(i) + " " + std::to_string(16 + (i * 37) % 3000) + "\n";
+  for (int i = 0; i < 500; i += 2) text += "f " + std::to_string(i) + "\n";
+  for (int i = 500; i < 800; ++i) text += "a " + std::to_string(i) + " " + std::to_string(16 + (i * 91) % 5000) + "\n";
+  auto a = run("ao_next", text, {"heap"});
+  auto b = run("ao_next", text, {"heap"});
+  EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes);
+  EXPECT_EQ(a.frag1, b.frag1);
+  EXPECT_EQ(a.ext_frag_at_peak, b.ext_frag_at_peak);
+  EXPECT_EQ(a.index_steps_per_op, b.index_steps_per_op);
+}
+
+}  // namespace
+}  // namespace fraglab

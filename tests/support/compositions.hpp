@@ -1,0 +1,39 @@
+// Every (index, fit) composition the engine supports, for typed suites.
+#pragma once
+
+#include "engine/allocator.hpp"
+#include "policies/fits.hpp"
+#include "policies/indexes/address_ordered_tree_index.hpp"
+#include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/list_index.hpp"
+#include "policies/indexes/segregated_index.hpp"
+#include "policies/indexes/tree_index.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fraglab::testing {
+
+using all_compositions = ::testing::Types<
+    policy<bins_index, best_fit>, policy<bins_index, worst_fit>,                                  //
+    policy<tree_index, best_fit>, policy<tree_index, worst_fit>,                                  //
+    policy<address_ordered_tree_index, first_fit>, policy<address_ordered_tree_index, next_fit>,  //
+    policy<address_ordered_tree_index, worst_fit>,                                                //
+    policy<segregated_index, good_fit>, policy<segregated_index, best_fit>,                       //
+    policy<segregated_index, worst_fit>,                                                          //
+    policy<lifo_list_index, first_fit>, policy<lifo_list_index, next_fit>,                        //
+    policy<lifo_list_index, best_fit>, policy<lifo_list_index, worst_fit>,                        //
+    policy<fifo_list_index, first_fit>, policy<fifo_list_index, next_fit>,                        //
+    policy<fifo_list_index, best_fit>, policy<fifo_list_index, worst_fit>,                        //
+    policy<address_ordered_list_index, first_fit>, policy<address_ordered_list_index, next_fit>,  //
+    policy<address_ordered_list_index, best_fit>, policy<address_ordered_list_index, worst_fit>>;
+
+// Readable test names: "bins/best".
+struct composition_names {
+  template <class P>
+  static std::string GetName(int)
+  {
+    return std::string(P::index::name) + "_" + std::string(P::fit::name);
+  }
+};
+
+}  // namespace fraglab::testing

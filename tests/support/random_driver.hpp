@@ -1,0 +1,100 @@
+// Drives an allocator with a random alloc/free sequence, checking after every step what
+// must hold whatever the policy: blocks are aligned, disjoint and as large as asked; frees
+// succeed; failures are normal (typed) failures; check_invariants() passes. Returns the
+// addresses handed out (0 for failures), so sequences can be compared across compositions.
+#pragma once
+
+#include "engine/results.hpp"
+#include "experiments/gen/rng.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fraglab::testing {
+
+enum class size_shape { small, log_uniform, bimodal };
+
+struct sequence_spec {
+  std::uint64_t seed = 1;
+  int steps = 300;
+  size_shape shape = size_shape::log_uniform;
+  unsigned aligned_percent = 0;  // share of requests with an alignment above the granule
+  unsigned streams = 1;
+  unsigned alloc_percent = 55;
+};
+
+inline std::string describe(sequence_spec const& s)
+{
+  return "seed=" + std::to_string(s.seed) + " steps=" + std::to_string(s.steps) +
+         " shape=" + std::to_string(static_cast<int>(s.shape)) + " aligned%=" + std::to_string(s.aligned_percent) +
+         " streams=" + std::to_string(s.streams);
+}
+
+template <class A>
+std::vector<std::uintptr_t> drive(A& a, sequence_spec const& s, bool check_every_step = true)
+{
+  gen::rng r(s.seed);
+  struct live_block {
+    std::uintptr_t address;
+    std::size_t size;
+  };
+  std::vector<live_block> live;
+  std::map<std::uintptr_t, std::uintptr_t> ranges;  // start -> end of every live block
+  std::vector<std::uintptr_t> decisions;
+  for (int step = 0; step < s.steps; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step) + " of " + describe(s));
+    if (live.empty() || r.chance(s.alloc_percent)) {
+      std::size_t size = 0;
+      switch (s.shape) {
+        case size_shape::small: size = r.uniform(1, 256); break;
+        case size_shape::log_uniform: size = r.log_uniform(0, 16); break;
+        case size_shape::bimodal: size = r.chance(80) ? r.uniform(8, 64) : r.uniform(16 * 1024, 96 * 1024); break;
+      }
+      std::size_t const alignment = r.chance(s.aligned_percent) ? std::size_t{1} << r.uniform(5, 13) : 1;
+      stream_id const stream = s.streams > 1 ? r.uniform(0, s.streams - 1) : 0;
+      allocation const got = a.allocate(size, alignment, stream);
+      decisions.push_back(got.address);
+      if (got) {
+        EXPECT_EQ(got.address % alignment, 0u) << "misaligned";
+        EXPECT_GE(got.size, size);
+        auto next = ranges.lower_bound(got.address);
+        if (next != ranges.end()) {
+          EXPECT_LE(got.address + got.size, next->first) << "overlaps the next live block";
+        }
+        if (next != ranges.begin()) {
+          EXPECT_LE(std::prev(next)->second, got.address) << "overlaps the previous live block";
+        }
+        ranges.emplace(got.address, got.address + got.size);
+        live.push_back({got.address, got.size});
+      } else {
+        EXPECT_FALSE(is_misuse(got.status)) << to_string(got.status);
+      }
+    } else {
+      std::size_t const i = r.uniform(0, live.size() - 1);
+      EXPECT_EQ(a.deallocate(live[i].address), free_status::ok);
+      ranges.erase(live[i].address);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (check_every_step || step + 1 == s.steps) {
+      std::string const err = a.check_invariants();
+      if (!err.empty()) {
+        ADD_FAILURE() << err;
+        return decisions;
+      }
+    }
+    if (::testing::Test::HasFailure()) return decisions;
+  }
+  for (auto const& b : live) EXPECT_EQ(a.deallocate(b.address), free_status::ok);
+  EXPECT_EQ(a.check_invariants(), "") << describe(s);
+  auto const st = a.stats();
+  EXPECT_EQ(st.live_bytes, 0u);
+  EXPECT_EQ(st.allocated_bytes, 0u);
+  EXPECT_EQ(st.live_chunks, 0u);
+  return decisions;
+}
+
+}  // namespace fraglab::testing
