@@ -34,6 +34,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,21 +152,80 @@ class allocator {
     std::vector<region*> order(regions_);
     std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base > b->base; });
     for (region* r : order) {
-      if (r->live_chunks != 0 || !backend_.release(r->base, r->size)) continue;
-      auto& ix = pools_[r->pool]->index;
-      for (chunk* c = r->first; c != nullptr;) {
-        chunk* next = c->next;
-        ix.erase(*c);
-        chunks_.destroy(c);
-        c = next;
-      }
-      released += r->size;
-      stats_.reserved_bytes -= r->size;
-      ++stats_.releases;
-      regions_.erase(std::find(regions_.begin(), regions_.end(), r));
-      regions_pool_.destroy(r);
+      std::size_t const size = r->size;
+      if (release(r)) released += size;
     }
     return released;
+  }
+
+  // Gives back the region that starts at `base`, if it holds no live block and the backend
+  // accepts it (a replay applying a recorded segment_free). Returns whether it did.
+  bool release_region(std::uintptr_t base)
+  {
+    for (region* r : regions_)
+      if (r->base == base) return release(r);
+    return false;
+  }
+
+  // A block to recreate by restore_region(): a live chunk of `size` bytes at `address`.
+  struct restored_block {
+    std::uintptr_t address;
+    std::size_t size;
+    std::size_t requested;
+    stream_id stream;
+  };
+
+  // Recreates a region the backend already holds (a snapshot's segment), with live chunks
+  // where `live` says (sorted by address, inside the region, granule-aligned) and free
+  // chunks in the gaps, in the pool `pool_key` names. For replays that start from a
+  // recorded state. Throws std::invalid_argument on an impossible layout.
+  void restore_region(acquisition a, std::uint64_t pool_key, std::span<restored_block const> live)
+  {
+    std::size_t const g = cfg_.size.granule();
+    auto bad = [](std::string const& what) { throw std::invalid_argument("restore_region: " + what); };
+    if (a.base % g != 0 || a.size % g != 0 || a.size == 0) bad("region not aligned to the granule");
+    std::uintptr_t cursor = a.base;
+    for (auto const& b : live) {
+      if (b.address < cursor || b.address % g != 0 || b.size % g != 0 || b.size == 0 || b.requested == 0 ||
+          b.requested > b.size || b.address + b.size > a.base + a.size)
+        bad("block at " + std::to_string(b.address) + " does not fit the region's layout");
+      cursor = b.address + b.size;
+    }
+    std::uint32_t const pool = pool_for(pool_key);
+    auto& ix = pools_[pool]->index;
+    region* r = regions_pool_.create();
+    r->base = a.base;
+    r->size = a.size;
+    r->pool = pool;
+    r->serial = next_region_serial_++;
+    regions_.push_back(r);
+    ++stats_.acquisitions;
+    stats_.reserved_bytes += a.size;
+    auto append = [&](std::uintptr_t address, std::size_t size) {
+      chunk* c = make_chunk(address, size, r);
+      c->prev = r->last;
+      if (r->last != nullptr) r->last->next = c;
+      else r->first = c;
+      r->last = c;
+      return c;
+    };
+    cursor = a.base;
+    for (auto const& b : live) {
+      if (b.address > cursor) ix.insert(*append(cursor, b.address - cursor));
+      chunk* c = append(b.address, b.size);
+      c->in_use = true;
+      c->requested = b.requested;
+      c->stream = b.stream;
+      ++r->live_chunks;
+      live_.insert(*c);
+      stats_.live_bytes += b.requested;
+      stats_.allocated_bytes += b.size;
+      cursor = b.address + b.size;
+    }
+    if (cursor < a.end()) ix.insert(*append(cursor, a.end() - cursor));
+    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   }
 
   [[nodiscard]] allocator_stats stats() const
@@ -235,6 +296,23 @@ class allocator {
   {
     ++stats_.misuses;
     return {0, 0, s};
+  }
+
+  bool release(region* r)
+  {
+    if (r->live_chunks != 0 || !backend_.release(r->base, r->size)) return false;
+    auto& ix = pools_[r->pool]->index;
+    for (chunk* c = r->first; c != nullptr;) {
+      chunk* next = c->next;
+      ix.erase(*c);
+      chunks_.destroy(c);
+      c = next;
+    }
+    stats_.reserved_bytes -= r->size;
+    ++stats_.releases;
+    regions_.erase(std::find(regions_.begin(), regions_.end(), r));
+    regions_pool_.destroy(r);
+    return true;
   }
 
   std::uint32_t pool_for(std::uint64_t key)

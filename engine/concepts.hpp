@@ -59,6 +59,7 @@ struct acquisition {
   std::uintptr_t base = 0;
   std::size_t size = 0;
   [[nodiscard]] explicit operator bool() const noexcept { return size != 0; }
+  [[nodiscard]] std::uintptr_t end() const noexcept { return base + size; }
 };
 
 template <class B>

@@ -5,6 +5,8 @@
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/replay/verify_snapshot.hpp"
+#include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/native_text.hpp"
 
 #include <boost/program_options.hpp>
@@ -183,6 +185,38 @@ int gen(std::vector<std::string> const& args)
   std::cerr << "wrote " << t.events.size() << " events (" << t.allocs << " allocations) to "
             << vm["output"].as<std::string>() << '\n';
   return 0;
+}
+
+int verify(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab verify SNAPSHOT... -p pytorch_caching");
+  desc.add_options()("help,h", "this help")                                                       //
+      ("snapshot", po::value<std::vector<std::string>>()->multitoken(), "PyTorch memory snapshots")  //
+      ("policy,p", po::value<std::string>()->default_value("pytorch_caching"), "the preset to verify");
+  po::positional_options_description positional;
+  positional.add("snapshot", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
+  if (vm["policy"].as<std::string>() != "pytorch_caching")
+    throw std::invalid_argument("only pytorch_caching can be verified against PyTorch snapshots");
+  bool all_complete = true;
+  for (auto const& path : vm["snapshot"].as<std::vector<std::string>>()) {
+    trace::pytorch_snapshot const s = trace::read_pytorch_snapshot(path);
+    if (s.expandable_segments) throw std::invalid_argument(path + ": recorded with expandable segments, which pytorch_caching does not model");
+    presets::pytorch::settings settings;
+    if (s.max_split_size > 0) settings.max_split_size = static_cast<std::size_t>(s.max_split_size);
+    verify_result const r = verify_pytorch_snapshot(s, settings);
+    std::cout << s.name << '\n';
+    std::cout << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
+    std::cout << "segments matched: " << r.segments_matched << '/' << r.segments_total << '\n';
+    for (auto const& m : r.first_mismatches) std::cout << "  event " << m.event << ": " << m.what << '\n';
+    all_complete = all_complete && r.complete();
+  }
+  return all_complete ? 0 : 1;
 }
 
 }  // namespace fraglab::cli

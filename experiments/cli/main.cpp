@@ -18,6 +18,7 @@ commands:
   policies [--keys]                          list compositions (and with --keys every parameter)
   replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
+  verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
 
 `fraglab COMMAND --help` describes a command's options.
 )";
@@ -36,6 +37,7 @@ int main(int argc, char** argv)
     if (command == "policies") return fraglab::cli::policies(args);
     if (command == "replay") return fraglab::cli::replay(args);
     if (command == "gen") return fraglab::cli::gen(args);
+    if (command == "verify") return fraglab::cli::verify(args);
     std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
     return 2;
   } catch (fraglab::input_error const& e) {

@@ -1,0 +1,86 @@
+// Addresses dictated by a recording: a replay that must reproduce a real allocator's
+// decisions announces each segment the real allocator obtained (expect()), and the next
+// acquisition returns exactly that address. Acquisitions the recording did not announce,
+// or whose size differs, still succeed (at a synthetic address far from any recorded one,
+// or at the recorded address with the engine's size) but are counted as mismatches, so a
+// verifying replay can report them instead of stopping.
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "engine/concepts.hpp"
+#include "engine/detail/bits.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string_view>
+
+namespace fraglab {
+
+class recorded_backend {
+ public:
+  struct expected_segment {
+    std::uintptr_t address;
+    std::size_t size;
+  };
+
+  explicit recorded_backend(std::size_t granularity = 512) : granularity_(granularity) {}
+
+  // The next acquisition should be this segment.
+  void expect(std::uintptr_t address, std::size_t size) { pending_.push_back({address, size}); }
+
+  // A segment that exists before the replay starts (a snapshot's initial state).
+  void adopt(std::size_t size) { stats_.on_acquire(size); }
+
+  acquisition acquire(std::size_t n, std::size_t /*alignment*/)
+  {
+    stats_.on_acquire(n);
+    if (pending_.empty()) {
+      ++unexpected_;
+      std::uintptr_t const a = synthetic_;
+      synthetic_ += detail::align_up(n, std::size_t{2} << 20);
+      return {a, n};
+    }
+    expected_segment const e = pending_.front();
+    pending_.pop_front();
+    if (e.size == n) ++matched_;
+    else ++mismatched_size_;
+    return {e.address, n};
+  }
+
+  bool release(std::uintptr_t /*base*/, std::size_t n)
+  {
+    stats_.on_release(n);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+  [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
+  [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
+  [[nodiscard]] bool supports_merging() const noexcept { return false; }
+  [[nodiscard]] std::string_view name() const noexcept { return "recorded"; }
+  [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
+
+  [[nodiscard]] std::uint64_t matched() const noexcept { return matched_; }            // recorded address and size
+  [[nodiscard]] std::uint64_t mismatched_size() const noexcept { return mismatched_size_; }
+  [[nodiscard]] std::uint64_t unexpected() const noexcept { return unexpected_; }      // acquisitions never announced
+  [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }      // announced, never acquired
+  // Drops announcements the allocator did not act on (counted by the caller as mismatches).
+  std::size_t discard_pending() noexcept
+  {
+    std::size_t const n = pending_.size();
+    pending_.clear();
+    return n;
+  }
+
+ private:
+  std::size_t granularity_;
+  std::deque<expected_segment> pending_;
+  std::uintptr_t synthetic_ = std::uintptr_t{1} << 56;
+  std::uint64_t matched_ = 0, mismatched_size_ = 0, unexpected_ = 0;
+  backend_stats stats_;
+};
+
+static_assert(backend<recorded_backend>);
+
+}  // namespace fraglab
