@@ -75,6 +75,10 @@ int policies(std::vector<std::string> const& args)
     std::cout << format_rows({"key", "part", "default", "meaning"}, rows, output_format::table);
     return 0;
   }
+  std::vector<std::vector<std::string>> preset_rows;
+  for (auto const& p : preset_list()) preset_rows.push_back({std::string(p.name), std::string(p.description)});
+  std::cout << "Presets (reproduce real allocators):\n" << format_rows({"preset", "reproduces"}, preset_rows, output_format::table);
+  std::cout << "\nCompositions:\n";
   std::vector<std::vector<std::string>> rows;
   for (auto const& n : named_compositions())
     rows.push_back({std::string(n.name), std::string(n.index), std::string(n.fit), std::string(n.description)});
@@ -93,7 +97,7 @@ int replay(std::vector<std::string> const& args)
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")      //
       ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")                       //
       ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")             //
-      ("backend", po::value<std::string>()->default_value("heap"), "simulated, heap or host")                 //
+      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)")  //
       ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")                  //
       ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output")         //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
@@ -113,7 +117,7 @@ int replay(std::vector<std::string> const& args)
   if (vm.count("set"))
     for (auto const& kv : vm["set"].as<std::vector<std::string>>()) user.set_assignment(kv);
   backend_choice backend;
-  backend.kind = vm["backend"].as<std::string>();
+  if (vm.count("backend")) backend.kind = vm["backend"].as<std::string>();
   if (vm.count("capacity")) backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
   output_format const format = parse_output_format(vm["format"].as<std::string>());
   replay_options options;

@@ -39,15 +39,22 @@ constexpr std::array<param_spec, 26> table{{
     {"per_stream", "pools", "false", "one free index per stream: blocks are reused by their own stream only"},
 }};
 
+constexpr std::array<param_spec, 3> pytorch_table{{
+    {"max_split_size_mb", "pytorch_caching", "unlimited", "blocks at least this large (MiB) are never split; smaller requests never take them"},
+    {"max_non_split_rounding_mb", "pytorch_caching", "20", "a request >= max_split_size takes an unsplit block at most this much larger (MiB)"},
+    {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off)"},
+}};
+
 constexpr std::array<param_spec, 2> backend_table{{
     {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
 }};
 
-std::array<param_spec, table.size() + backend_table.size()> const all = [] {
-  std::array<param_spec, table.size() + backend_table.size()> a{};
+std::array<param_spec, table.size() + pytorch_table.size() + backend_table.size()> const all = [] {
+  std::array<param_spec, table.size() + pytorch_table.size() + backend_table.size()> a{};
   std::size_t i = 0;
   for (auto const& p : table) a[i++] = p;
+  for (auto const& p : pytorch_table) a[i++] = p;
   for (auto const& p : backend_table) a[i++] = p;
   return a;
 }();
@@ -70,6 +77,8 @@ param_spec const& spec_of(std::string_view key)
 }  // namespace
 
 std::span<param_spec const> known_params() { return all; }
+
+std::string_view part_of(std::string_view key) { return spec_of(key).part; }
 
 void param_set::set(std::string_view key, std::string_view value)
 {

@@ -22,6 +22,9 @@ struct param_spec {
 
 std::span<param_spec const> known_params();
 
+// The part a known key belongs to; throws std::invalid_argument for an unknown key.
+std::string_view part_of(std::string_view key);
+
 class param_set {
  public:
   // Throws std::invalid_argument for an unknown key or a malformed KEY=VALUE.

@@ -32,7 +32,7 @@ class any_allocator {
 };
 
 struct backend_choice {
-  std::string kind = "heap";  // simulated, heap or host
+  std::string kind;  // simulated, heap or host; empty: the policy's own default
   std::size_t capacity = std::numeric_limits<std::size_t>::max();
 };
 
@@ -57,6 +57,13 @@ struct named_composition {
   std::string_view description;
 };
 std::span<named_composition const> named_compositions();
+
+struct preset_description {
+  std::string_view name;
+  std::string_view description;
+};
+// Presets that reproduce real allocators (policies/presets/).
+std::vector<preset_description> preset_list();
 
 struct index_fit_pair {
   std::string_view index;

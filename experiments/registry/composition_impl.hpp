@@ -35,13 +35,13 @@ class allocator_adapter final : public any_allocator {
   Alloc a_;
 };
 
-template <class Index, class Fit>
+template <class Policy>
 class composition_of final : public composition {
-  using alloc_type = allocator<policy<Index, Fit>, any_backend>;
+  using alloc_type = allocator<Policy, any_backend>;
 
  public:
-  composition_of(std::string name, param_set const& p, backend_choice const& b)
-      : name_(std::move(name)), config_(config_from_params<alloc_type>(p)), params_(p), backend_(b)
+  composition_of(std::string name, typename alloc_type::config config, param_set const& p, backend_choice const& b)
+      : name_(std::move(name)), config_(std::move(config)), params_(p), backend_(b)
   {
     (void)make_backend(backend_, params_);  // reject bad backend parameters now, not mid-run
   }
@@ -68,10 +68,18 @@ class composition_of final : public composition {
   backend_choice backend_;
 };
 
+// Rejects keys that belong to a preset: they would be silently ignored by a composition.
+void reject_preset_keys(std::string const& name, param_set const& p);
+
 template <class Index, class Fit>
 std::unique_ptr<composition> make_composition_of(std::string name, param_set const& p, backend_choice const& b)
 {
-  return std::make_unique<composition_of<Index, Fit>>(std::move(name), p, b);
+  using P = policy<Index, Fit>;
+  reject_preset_keys(name, p);
+  backend_choice chosen = b;
+  if (chosen.kind.empty()) chosen.kind = "heap";
+  auto config = config_from_params<allocator<P, any_backend>>(p);
+  return std::make_unique<composition_of<P>>(std::move(name), std::move(config), p, chosen);
 }
 
 }  // namespace fraglab::registry_detail

@@ -3,6 +3,7 @@
 #include "backends/heap_backend.hpp"
 #include "backends/host_backend.hpp"
 #include "backends/simulated_backend.hpp"
+#include "experiments/registry/composition_impl.hpp"
 
 namespace fraglab::registry_detail {
 namespace {
@@ -75,6 +76,15 @@ quantum_size_rule size_from_params(param_set const& p)
 bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
 
 segregated_index_params seglist_from_params(param_set const& p) { return {p.count("sli"), p.size("linear_limit")}; }
+
+void reject_preset_keys(std::string const& name, param_set const& p)
+{
+  for (auto const& [key, value] : p.values())
+    if (part_of(key) != "backend" && part_of(key) != "index" && part_of(key) != "split" && part_of(key) != "coalesce" &&
+        part_of(key) != "growth" && part_of(key) != "size" && part_of(key) != "pools")
+      throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part_of(key)) +
+                                  " preset and does not apply to " + name);
+}
 
 any_backend make_backend(backend_choice const& b, param_set const& p)
 {

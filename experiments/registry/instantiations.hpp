@@ -21,4 +21,11 @@ std::span<instantiation const> tree_instantiations();     // bins, tree, ao_tree
 std::span<instantiation const> seglist_instantiations();  // seglist
 std::span<instantiation const> list_instantiations();     // list_lifo, list_fifo, list_ao
 
+struct preset {
+  std::string_view name;
+  std::string_view description;
+  composition_factory make;
+};
+std::span<preset const> preset_instantiations();
+
 }  // namespace fraglab::registry_detail

@@ -35,6 +35,13 @@ void for_each_instantiation(F&& f)
   for (auto const& i : registry_detail::list_instantiations()) f(i);
 }
 
+registry_detail::preset const* find_preset(std::string_view name)
+{
+  for (auto const& p : registry_detail::preset_instantiations())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 std::vector<std::string_view> split_commas(std::string_view s)
 {
   std::vector<std::string_view> parts;
@@ -55,6 +62,13 @@ void apply_assignments(param_set& p, std::string_view list)
 }  // namespace
 
 std::span<named_composition const> named_compositions() { return names; }
+
+std::vector<preset_description> preset_list()
+{
+  std::vector<preset_description> out;
+  for (auto const& p : registry_detail::preset_instantiations()) out.push_back({p.name, p.description});
+  return out;
+}
 
 std::vector<index_fit_pair> composable_pairs()
 {
@@ -80,13 +94,16 @@ std::unique_ptr<composition> make_composition(std::string_view spec, param_set c
     }
     if (index.empty() || fit.empty())
       throw std::invalid_argument("'" + std::string(spec) + "' must name index=... and fit=...");
+  } else if (auto const* preset = find_preset(spec)) {
+    return preset->make(std::string(spec), user, backend);
   } else {
     named_composition const* found = nullptr;
     for (auto const& n : names)
       if (n.name == spec) found = &n;
     if (found == nullptr) {
       std::string known;
-      for (auto const& n : names) known += (known.empty() ? "" : ", ") + std::string(n.name);
+      for (auto const& p : registry_detail::preset_instantiations()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+      for (auto const& n : names) known += ", " + std::string(n.name);
       throw std::invalid_argument("unknown policy '" + std::string(spec) + "' (known: " + known +
                                   "; or compose:index=I,fit=F,...)");
     }

@@ -64,5 +64,27 @@ expect "a small capacity makes allocations fail" '[[ $failed_allocs -gt 0 ]]'
 out=$("$fraglab" replay "$work/p.trace" -p 'compose:index=ao_tree,fit=next,coalesce=deferred' --format csv)
 expect "compose specs run" '[[ $out == *compose:index=ao_tree* ]]'
 
+out=$("$fraglab" replay "$work/p.trace" -p pytorch_caching,bins_best --format csv)
+expect "presets replay beside compositions" '[[ $(echo "$out" | grep -c pytorch_caching) -eq 1 ]]'
+"$fraglab" replay "$work/p.trace" -p pytorch_caching --set split_ratio=2 >/dev/null 2>&1; rc=$?
+expect "a composition key given to a preset exits 2" '[[ $rc -eq 2 ]]'
+
+# The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
+snapshots=$(dirname "$0")/../../../shared/traces/pytorch
+if [[ -d $snapshots ]]; then
+  for snap in "$snapshots"/*.pickle; do
+    out=$("$fraglab" verify "$snap" -p pytorch_caching); rc=$?
+    addr=$(echo "$out" | sed -n 's/^addresses matched: //p')
+    segs=$(echo "$out" | sed -n 's/^segments matched: //p')
+    expect "verify $(basename "$snap"): all addresses ($addr)" '[[ $rc -eq 0 && -n $addr && ${addr%/*} == "${addr#*/}" ]]'
+    expect "verify $(basename "$snap"): all segments ($segs)" '[[ -n $segs && ${segs%/*} == "${segs#*/}" ]]'
+  done
+else
+  echo "SKIP: $snapshots not found; the PyTorch snapshot comparison needs ../shared/traces"
+fi
+printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$work/evil.pickle"
+err=$("$fraglab" verify "$work/evil.pickle" 2>&1); rc=$?
+expect "a pickle that imports is refused with its byte offset" '[[ $rc -eq 2 && $err == *"byte 2: refused opcode '"'"'GLOBAL'"'"'"* ]]'
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,0 +1,62 @@
+// Presets that reproduce real allocators, with their own option names as parameters.
+#include "experiments/registry/composition_impl.hpp"
+#include "experiments/registry/instantiations.hpp"
+#include "policies/presets/pytorch_caching.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace fraglab::registry_detail {
+namespace {
+
+// A preset reads only its own keys, the growth rule's memory_limit and the backend's.
+void accept_only(std::string const& name, param_set const& p, std::string_view preset_part,
+                 std::initializer_list<std::string_view> also)
+{
+  for (auto const& [key, value] : p.values()) {
+    std::string_view const part = part_of(key);
+    bool const ok = part == preset_part || part == "backend" || std::find(also.begin(), also.end(), key) != also.end();
+    if (!ok) throw std::invalid_argument("parameter " + key + " does not apply to " + name);
+  }
+}
+
+std::size_t mebibytes(param_set const& p, std::string_view key)
+{
+  std::size_t const mb = p.size(key);
+  if (mb == std::numeric_limits<std::size_t>::max()) return mb;
+  if (mb > (std::numeric_limits<std::size_t>::max() >> 20)) throw std::invalid_argument(std::string(key) + " is too large");
+  return mb << 20;
+}
+
+std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set const& p, backend_choice const& b)
+{
+  namespace pt = presets::pytorch;
+  accept_only(name, p, "pytorch_caching", {"memory_limit"});
+  pt::settings s;
+  s.max_split_size = mebibytes(p, "max_split_size_mb");
+  s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
+  s.roundup_power2_divisions.fill(p.count("roundup_power2_divisions"));
+  s.memory_limit = p.size("memory_limit");
+  backend_choice chosen = b;
+  if (chosen.kind.empty()) chosen.kind = "simulated";
+  auto config = pt::make_config<any_backend>(s);
+  config.size.validate();
+  param_set with_granularity = p;
+  if (!p.has("granularity")) with_granularity.set("granularity", "2MiB");  // cudaMalloc's alignment
+  return std::make_unique<composition_of<pt::policy>>(std::move(name), std::move(config), with_granularity, chosen);
+}
+
+}  // namespace
+
+std::span<preset const> preset_instantiations()
+{
+  static constexpr std::array<preset, 1> table{{
+      {"pytorch_caching", "PyTorch's CUDA caching allocator (2.x): 512 B rounding, small/large pools per stream, "
+                          "2/20 MiB segments, best fit, its split rules",
+       &make_pytorch_caching},
+  }};
+  return table;
+}
+
+}  // namespace fraglab::registry_detail

@@ -1,0 +1,161 @@
+// pytorch_caching's decisions on scenarios computed from PyTorch's rules, and exact
+// agreement with PyTorch's recorded decisions on the snapshots in ../shared/traces.
+#include "backends/simulated_backend.hpp"
+#include "experiments/replay/verify_snapshot.hpp"
+#include "experiments/trace/pytorch_snapshot.hpp"
+#include "policies/presets/pytorch_caching.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace fraglab::testing {
+namespace {
+
+namespace pt = presets::pytorch;
+using A = allocator<pt::policy, simulated_backend>;
+
+std::unique_ptr<A> make(pt::settings s = {})
+{
+  simulated_backend_params bp;
+  bp.granularity = 2 * MiB;  // cudaMalloc hands out 2 MiB-aligned ranges
+  return std::make_unique<A>(simulated_backend(bp), pt::make_config<simulated_backend>(s));
+}
+
+TEST(PyTorchCaching, RoundsTo512AndByPowerOfTwoDivisions)
+{
+  pt::size_rule r;
+  EXPECT_EQ(r.round(1), 512u);
+  EXPECT_EQ(r.round(512), 512u);
+  EXPECT_EQ(r.round(513), 1024u);
+  EXPECT_EQ(r.round(1200), 1536u);
+  r.divisions.fill(4);
+  EXPECT_EQ(r.round(1200), 1536u);          // 1200 <= 512 x 4: the guard keeps 512-rounding
+  EXPECT_EQ(r.round(3000), 3072u);          // (2048, 4096) in steps of 512
+  EXPECT_EQ(r.round(5000), 5120u);          // (4096, 8192) in steps of 1024
+  EXPECT_EQ(r.round(4096), 4096u);          // a power of two stays
+  EXPECT_EQ(r.round(9 * MiB + 1), 10 * MiB);  // (8, 16) MiB in steps of 2 MiB
+  pt::size_rule by_interval;
+  by_interval.divisions[3] = 2;  // only [8 MiB, 16 MiB)
+  EXPECT_EQ(by_interval.round(9 * MiB + 1), 12 * MiB);
+  EXPECT_EQ(by_interval.round(5 * MiB + 1), 5 * MiB + 512);
+}
+
+TEST(PyTorchCaching, SmallRequestsShareTwoMiBSegmentsAndSplitDownTo512)
+{
+  auto a = make();
+  auto x = a->allocate(1000);  // 1024 B in a new 2 MiB small segment
+  auto y = a->allocate(1000);
+  EXPECT_EQ(x.address, sim_base);
+  EXPECT_EQ(y.address, sim_base + 1024);
+  EXPECT_EQ(a->stats().reserved_bytes, 2 * MiB);
+  a->deallocate(x.address);
+  auto z = a->allocate(512);  // best fit: the freed 1024-byte block, split (remainder 512)
+  EXPECT_EQ(z.address, sim_base);
+  EXPECT_EQ(z.size, 512u);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(PyTorchCaching, LargeRequestsGetTwentyMiBSegmentsAndKeepUnsplitTailsUpTo1MiB)
+{
+  auto a = make();
+  auto x = a->allocate(3 * MiB);  // 1..10 MiB: a 20 MiB segment, remainder 17 MiB splits
+  EXPECT_EQ(a->stats().reserved_bytes, 20 * MiB);
+  auto y = a->allocate(16 * MiB + 512 * KiB);  // leaves 512 KiB: not > 1 MiB, so no split
+  EXPECT_EQ(y.address, x.address + 3 * MiB);
+  EXPECT_EQ(y.size, 17 * MiB);
+  auto small = a->allocate(100);  // small pool: never takes the large segment's memory
+  EXPECT_EQ(a->stats().reserved_bytes, 22 * MiB);
+  EXPECT_NE(small.address, 0u);
+  auto big = a->allocate(11 * MiB);  // >= 10 MiB: a segment of the request rounded to 2 MiB
+  EXPECT_EQ(a->stats().reserved_bytes, 34 * MiB);
+  EXPECT_EQ(big.size, 12 * MiB);  // rounded 11 MiB; the 1 MiB tail stays (not > 1 MiB)
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(PyTorchCaching, StreamsNeverShareBlocks)
+{
+  auto a = make();
+  auto x = a->allocate(1000, 1, 7);
+  a->deallocate(x.address);
+  auto y = a->allocate(1000, 1, 8);
+  EXPECT_NE(y.address, x.address);
+  EXPECT_EQ(a->stats().reserved_bytes, 4 * MiB);
+  EXPECT_EQ(a->allocate(1000, 1, 7).address, x.address);
+}
+
+TEST(PyTorchCaching, MaxSplitSizeKeepsOversizeBlocksWhole)
+{
+  pt::settings s;
+  s.max_split_size = 64 * MiB;
+  auto a = make(s);
+  auto big = a->allocate(100 * MiB);
+  a->deallocate(big.address);
+  // A request below max_split_size never takes an oversize block: new segment.
+  auto small = a->allocate(30 * MiB);
+  EXPECT_NE(small.address, big.address);
+  EXPECT_EQ(a->stats().reserved_bytes, 130 * MiB);
+  // A request above it takes the oversize block only within 20 MiB, and never splits it.
+  auto close = a->allocate(90 * MiB);
+  EXPECT_EQ(close.address, big.address);
+  EXPECT_EQ(close.size, 100 * MiB);
+  a->deallocate(close.address);
+  auto far = a->allocate(70 * MiB);  // 100 >= 70 + 20: not allowed
+  EXPECT_NE(far.address, big.address);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(PyTorchCaching, ReleasesFreeSegmentsAndRetriesWhenTheDeviceIsFull)
+{
+  simulated_backend_params bp;
+  bp.granularity = 2 * MiB;
+  bp.capacity = 52 * MiB;
+  A a(simulated_backend(bp), pt::make_config<simulated_backend>());
+  auto x = a.allocate(5 * MiB);  // 1..10 MiB: a 20 MiB segment
+  auto y = a.allocate(5 * MiB, 1, /*stream=*/1);  // another stream: its own 20 MiB segment
+  a.deallocate(x.address);        // its segment is wholly free, cached
+  // A 30 MiB segment would pass 52 MiB; empty_cache gives back x's segment; the retry fits.
+  auto z = a.allocate(30 * MiB);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(a.stats().releases, 1u);
+  EXPECT_EQ(a.stats().reserved_bytes, 50 * MiB);
+  auto w = a.allocate(16 * MiB);  // a new 16 MiB segment would pass 52 MiB; nothing is wholly free
+  EXPECT_FALSE(w);
+  EXPECT_EQ(w.status, alloc_status::capacity);
+  EXPECT_EQ(a.check_invariants(), "");
+  (void)y;
+}
+
+// The bar: every decision PyTorch recorded, reproduced.
+std::filesystem::path shared_traces()
+{
+  for (auto p : {"../shared/traces/pytorch", "../../shared/traces/pytorch", "../../../shared/traces/pytorch"})
+    if (std::filesystem::is_directory(p)) return p;
+  if (char const* src = std::getenv("MESON_SOURCE_ROOT"); src != nullptr) {
+    auto p = std::filesystem::path(src) / "../shared/traces/pytorch";
+    if (std::filesystem::is_directory(p)) return p;
+  }
+  return {};
+}
+
+TEST(PyTorchCaching, ReproducesEveryRecordedDecisionOfTheSharedSnapshots)
+{
+  auto const dir = shared_traces();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces/pytorch not found: the snapshot comparison needs it";
+  int files = 0;
+  for (auto const& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".pickle") continue;
+    ++files;
+    auto const s = trace::read_pytorch_snapshot(entry.path().string());
+    auto const r = verify_pytorch_snapshot(s);
+    EXPECT_GT(r.addresses_total, 1000u) << entry.path();
+    EXPECT_EQ(r.addresses_matched, r.addresses_total) << entry.path();
+    EXPECT_EQ(r.segments_matched, r.segments_total) << entry.path();
+    for (auto const& m : r.first_mismatches) ADD_FAILURE() << entry.path() << " event " << m.event << ": " << m.what;
+  }
+  EXPECT_EQ(files, 3);
+}
+
+}  // namespace
+}  // namespace fraglab::testing
