@@ -8,6 +8,7 @@
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/native_text.hpp"
+#include "experiments/trace/read_trace.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -62,10 +63,16 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
 int policies(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab policies [--keys]");
-  desc.add_options()("help,h", "this help")("keys", "list every parameter with its default");
+  desc.add_options()("help,h", "this help")("keys", "list every parameter with its default")  //
+      ("names", "print only the policy names, one a line (presets, then compositions)");
   auto const vm = parse(args, desc, {});
   if (vm.count("help")) {
     std::cout << desc;
+    return 0;
+  }
+  if (vm.count("names")) {
+    for (auto const& p : preset_list()) std::cout << p.name << '\n';
+    for (auto const& n : named_compositions()) std::cout << n.name << '\n';
     return 0;
   }
   if (vm.count("keys")) {
@@ -93,7 +100,7 @@ int replay(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
   desc.add_options()("help,h", "this help")                                                                      //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "native text trace files")                 //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files: native text, RMM logging CSV or PyTorch snapshot")                 //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")      //
       ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")                       //
       ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")             //
@@ -131,7 +138,7 @@ int replay(std::vector<std::string> const& args)
   for (auto const& spec : split_policy_list(vm["policy"].as<std::vector<std::string>>()))
     compositions.push_back(make_composition(spec, user, backend));
   std::vector<trace::trace> traces;
-  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_native_text_file(path));
+  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
 
   std::vector<std::vector<std::string>> rows;
   for (auto const& t : traces)

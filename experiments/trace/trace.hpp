@@ -25,6 +25,7 @@ struct trace {
   std::size_t slots = 0;
   std::size_t allocs = 0;
   std::size_t frees = 0;
+  std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
 };
 
 }  // namespace fraglab::trace

@@ -82,6 +82,17 @@ if [[ -d $snapshots ]]; then
 else
   echo "SKIP: $snapshots not found; the PyTorch snapshot comparison needs ../shared/traces"
 fi
+host=$(dirname "$0")/../../../shared/traces/host
+if [[ -d $host ]]; then
+  policies=$("$fraglab" policies --names | paste -sd, -)
+  out=$("$fraglab" replay "$host"/*.csv -p "$policies" --format csv); rc=$?
+  rows=$(echo "$out" | tail -n +2 | wc -l)
+  expected=$(( $(ls "$host"/*.csv | wc -l) * $(echo "$policies" | tr , '\n' | wc -l) ))
+  expect "host traces replay under every policy ($rows rows)" '[[ $rc -eq 0 && $rows -eq $expected && $rows -gt 0 ]]'
+  expect "host replays serve every allocation" '[[ -z $(echo "$out" | awk -F, '"'"'NR>1 && $6!=0'"'"') ]]'
+else
+  echo "SKIP: $host not found; the host trace replay needs ../shared/traces"
+fi
 printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$work/evil.pickle"
 err=$("$fraglab" verify "$work/evil.pickle" 2>&1); rc=$?
 expect "a pickle that imports is refused with its byte offset" '[[ $rc -eq 2 && $err == *"byte 2: refused opcode '"'"'GLOBAL'"'"'"* ]]'

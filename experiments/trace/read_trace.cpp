@@ -1,0 +1,77 @@
+#include "experiments/trace/read_trace.hpp"
+
+#include "experiments/trace/input_error.hpp"
+#include "experiments/trace/native_text.hpp"
+#include "experiments/trace/rmm_csv.hpp"
+
+#include <fstream>
+#include <unordered_map>
+
+namespace fraglab::trace {
+
+std::string_view to_string(trace_format f) noexcept
+{
+  switch (f) {
+    case trace_format::native_text: return "native text";
+    case trace_format::rmm_csv: return "RMM logging CSV";
+    case trace_format::pytorch_snapshot: return "PyTorch memory snapshot";
+  }
+  return "?";
+}
+
+trace_format detect_format(std::string const& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path + ": cannot open for reading");
+  char head[64] = {};
+  in.read(head, sizeof head);
+  std::string_view const h(head, static_cast<std::size_t>(in.gcount()));
+  if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
+    return trace_format::pytorch_snapshot;
+  if (h.substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
+  return trace_format::native_text;
+}
+
+trace snapshot_to_trace(pytorch_snapshot const& s)
+{
+  trace t;
+  t.name = s.name;
+  std::unordered_map<std::uint64_t, std::uint32_t> slots;
+  auto slot = [&](std::uint64_t address) {
+    return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
+  };
+  for (auto const& d : s.devices) {
+    for (auto const& seg : d.initial_segments)
+      for (auto const& b : seg.live) {
+        t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
+        ++t.allocs;
+      }
+    for (auto const& e : d.events) {
+      if (e.op == snapshot_op::alloc) {
+        t.events.push_back({op::alloc, slot(e.address), e.size, 1, e.stream});
+        ++t.allocs;
+      } else if (e.op == snapshot_op::free) {
+        t.events.push_back({op::free, slot(e.address), 0, 1, e.stream});
+        ++t.frees;
+      }
+    }
+  }
+  t.slots = slots.size();
+  return t;
+}
+
+trace read_trace(std::string const& path)
+{
+  switch (detect_format(path)) {
+    case trace_format::pytorch_snapshot: return snapshot_to_trace(read_pytorch_snapshot(path));
+    case trace_format::rmm_csv: {
+      std::ifstream in(path);
+      trace t = read_rmm_csv(in, path);
+      return t;
+    }
+    case trace_format::native_text: break;
+  }
+  return read_native_text_file(path);
+}
+
+}  // namespace fraglab::trace

@@ -1,0 +1,122 @@
+#include "experiments/trace/rmm_csv.hpp"
+
+#include "experiments/trace/input_error.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <istream>
+#include <ostream>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fraglab::trace {
+namespace {
+
+std::vector<std::string_view> split_fields(std::string_view line)
+{
+  std::vector<std::string_view> f;
+  while (true) {
+    std::size_t const comma = line.find(',');
+    f.push_back(line.substr(0, comma));
+    if (comma == std::string_view::npos) return f;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+bool parse_u64(std::string_view s, int base, std::uint64_t& out)
+{
+  if (base == 16 && s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty()) return false;
+  auto const [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return ec == std::errc{} && end == s.data() + s.size();
+}
+
+bool valid_time(std::string_view t)
+{
+  // HH:MM:SS.ffffff (spdlog's %H:%M:%S.%f)
+  if (t.size() != 15 || t[2] != ':' || t[5] != ':' || t[8] != '.') return false;
+  for (std::size_t i : {0, 1, 3, 4, 6, 7, 9, 10, 11, 12, 13, 14})
+    if (t[i] < '0' || t[i] > '9') return false;
+  return true;
+}
+
+std::string base_name(std::string const& path)
+{
+  std::size_t const slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+trace read_rmm_csv(std::istream& in, std::string const& file_name)
+{
+  trace t;
+  t.name = base_name(file_name);
+  std::string line;
+  std::size_t number = 0;
+  auto fail = [&](std::string const& what) { throw input_error(file_name, number, what); };
+  if (!std::getline(in, line)) throw input_error(file_name, 1, "empty file: expected the header '" + std::string(rmm_csv_header) + "'");
+  number = 1;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line != rmm_csv_header) fail("expected the header '" + std::string(rmm_csv_header) + "', got '" + line + "'");
+  std::unordered_map<std::uint64_t, std::uint32_t> slots;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto const f = split_fields(line);
+    if (f.size() != 6) fail("expected 6 comma-separated fields, got " + std::to_string(f.size()));
+    std::uint64_t thread = 0, pointer = 0, size = 0, stream = 0;
+    if (!parse_u64(f[0], 10, thread)) fail("expected a thread id, got '" + std::string(f[0]) + "'");
+    if (!valid_time(f[1])) fail("expected a time HH:MM:SS.ffffff, got '" + std::string(f[1]) + "'");
+    if (!parse_u64(f[4], 10, size)) fail("expected a size in bytes, got '" + std::string(f[4]) + "'");
+    if (!parse_u64(f[5], 16, stream)) fail("expected a stream in hex, got '" + std::string(f[5]) + "'");
+    std::string_view const action = f[2];
+    if (action == "allocate failure") {
+      ++t.recorded_failures;
+      continue;
+    }
+    if (action != "allocate" && action != "free")
+      fail("expected the action allocate, free or 'allocate failure', got '" + std::string(action) + "'");
+    if (!parse_u64(f[3], 16, pointer) || pointer == 0) fail("expected a non-null pointer in hex, got '" + std::string(f[3]) + "'");
+    auto [it, fresh] = slots.try_emplace(pointer, static_cast<std::uint32_t>(slots.size()));
+    if (action == "allocate") {
+      if (size == 0) fail("expected a size of at least 1 byte, got 0");
+      t.events.push_back({op::alloc, it->second, size, 1, stream});
+      ++t.allocs;
+    } else {
+      t.events.push_back({op::free, it->second, 0, 1, stream});
+      ++t.frees;
+    }
+    (void)fresh;
+  }
+  if (in.bad()) throw input_error(file_name, number, "read error");
+  t.slots = slots.size();
+  return t;
+}
+
+void write_rmm_csv(std::ostream& out, trace const& t)
+{
+  out << rmm_csv_header << '\n';
+  std::vector<std::size_t> size_of(t.slots, 0);
+  std::uint64_t tick = 0;
+  char time[32];
+  for (event const& e : t.events) {
+    ++tick;  // one microsecond per event, from 00:00:00
+    std::uint64_t const us = tick % 1'000'000, s = tick / 1'000'000;
+    std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
+                  static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60),
+                  static_cast<unsigned long long>(us));
+    std::size_t const size = e.kind == op::alloc ? e.size : size_of[e.slot];
+    if (e.kind == op::alloc) size_of[e.slot] = e.size;
+    char pointer[32];
+    std::snprintf(pointer, sizeof pointer, "0x%llx", static_cast<unsigned long long>((std::uint64_t{e.slot} + 1) * 16));
+    char stream[32];
+    std::snprintf(stream, sizeof stream, "%llx", static_cast<unsigned long long>(e.stream));
+    out << 1 << ',' << time << ',' << (e.kind == op::alloc ? "allocate" : "free") << ',' << pointer << ',' << size << ','
+        << stream << '\n';
+  }
+}
+
+}  // namespace fraglab::trace

@@ -1,0 +1,23 @@
+// RMM's logging_resource_adaptor CSV (rmm/mr/device/logging_resource_adaptor.hpp):
+//
+//   Thread,Time,Action,Pointer,Size,Stream
+//   140204,08:00:00.000001,allocate,0x7f5a10000000,1024,0x0
+//
+// Time is the time of day HH:MM:SS.ffffff; Action is allocate, free or "allocate failure";
+// Pointer as printed by %p ("(nil)" on failure); Size in bytes; Stream in hex. A recorded
+// failure is not replayed (the replayed allocator makes its own decision); it is counted.
+#pragma once
+
+#include "experiments/trace/trace.hpp"
+
+#include <iosfwd>
+#include <string>
+
+namespace fraglab::trace {
+
+inline constexpr char const* rmm_csv_header = "Thread,Time,Action,Pointer,Size,Stream";
+
+trace read_rmm_csv(std::istream& in, std::string const& file_name);
+void write_rmm_csv(std::ostream& out, trace const& t);
+
+}  // namespace fraglab::trace

@@ -1,0 +1,126 @@
+// RMM's logging CSV: the exact format, round trips, FILE:LINE errors, and format detection.
+#include "experiments/trace/input_error.hpp"
+#include "experiments/trace/read_trace.hpp"
+#include "experiments/trace/rmm_csv.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace fraglab::trace {
+namespace {
+
+trace parse(std::string const& text)
+{
+  std::istringstream in(text);
+  return read_rmm_csv(in, "r.csv");
+}
+
+std::string error_of(std::string const& text)
+{
+  try {
+    parse(text);
+  } catch (input_error const& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+constexpr char const* header = "Thread,Time,Action,Pointer,Size,Stream\n";
+
+TEST(RmmCsv, ReadsAllocationsFreesStreamsAndCountsRecordedFailures)
+{
+  auto t = parse(std::string(header) +
+                 "140204,08:00:00.000001,allocate,0x7f5a10000000,1024,0x0\n"
+                 "140204,08:00:00.000002,allocate,0x7f5a10000400,64,7f00\n"
+                 "140204,08:00:00.000003,allocate failure,(nil),999999999,0\n"
+                 "140205,08:00:00.000004,free,0x7f5a10000000,1024,0x0\n"
+                 "140205,08:00:00.000005,allocate,0x7f5a10000000,32,0x0\r\n");
+  ASSERT_EQ(t.events.size(), 4u);
+  EXPECT_EQ(t.allocs, 3u);
+  EXPECT_EQ(t.frees, 1u);
+  EXPECT_EQ(t.recorded_failures, 1u);
+  EXPECT_EQ(t.slots, 2u);  // the first pointer is reused after its free
+  EXPECT_EQ(t.events[1].stream, 0x7f00u);
+  EXPECT_EQ(t.events[3].slot, t.events[0].slot);
+  EXPECT_EQ(t.events[3].size, 32u);
+}
+
+TEST(RmmCsv, RoundTripsThroughTheWriter)
+{
+  auto t = parse(std::string(header) + "1,00:00:00.000001,allocate,0x10,100,0\n1,00:00:00.000002,allocate,0x20,5,a\n"
+                                       "1,00:00:00.000003,free,0x10,100,0\n1,00:00:00.000004,free,0x20,5,a\n");
+  std::ostringstream out;
+  write_rmm_csv(out, t);
+  EXPECT_EQ(out.str(), std::string(header) +
+                           "1,00:00:00.000001,allocate,0x10,100,0\n1,00:00:00.000002,allocate,0x20,5,a\n"
+                           "1,00:00:00.000003,free,0x10,100,0\n1,00:00:00.000004,free,0x20,5,a\n");
+}
+
+TEST(RmmCsv, MalformedInputNamesFileLineAndWhatWasExpected)
+{
+  EXPECT_EQ(error_of(""), "r.csv:1: empty file: expected the header 'Thread,Time,Action,Pointer,Size,Stream'");
+  EXPECT_EQ(error_of("Thread,Time,Action\n"),
+            "r.csv:1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', got 'Thread,Time,Action'");
+  std::string const h = header;
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,allocate,0x10\n"), "r.csv:2: expected 6 comma-separated fields, got 4");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,allocate,0x10,12a,0\n"), "r.csv:2: expected a size in bytes, got '12a'");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,allocate,0x10,-5,0\n"), "r.csv:2: expected a size in bytes, got '-5'");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,allocate,0x10,99999999999999999999,0\n"),
+            "r.csv:2: expected a size in bytes, got '99999999999999999999'");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,allocate,0x10,0,0\n"), "r.csv:2: expected a size of at least 1 byte, got 0");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,reallocate,0x10,5,0\n"),
+            "r.csv:2: expected the action allocate, free or 'allocate failure', got 'reallocate'");
+  EXPECT_EQ(error_of(h + "1,8:00:00,allocate,0x10,5,0\n"), "r.csv:2: expected a time HH:MM:SS.ffffff, got '8:00:00'");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,free,zz,5,0\n"), "r.csv:2: expected a non-null pointer in hex, got 'zz'");
+  EXPECT_EQ(error_of(h + "x,08:00:00.000001,free,0x10,5,0\n"), "r.csv:2: expected a thread id, got 'x'");
+  EXPECT_EQ(error_of(h + "1,08:00:00.000001,free,0x10,5,0g\n"), "r.csv:2: expected a stream in hex, got '0g'");
+}
+
+TEST(ReadTrace, DetectsTheFormatFromTheContentNotTheName)
+{
+  std::string const dir = ::testing::TempDir();
+  auto write = [&](std::string const& name, std::string const& content) {
+    std::ofstream(dir + name, std::ios::binary) << content;
+    return dir + name;
+  };
+  auto const csv = write("looks_native.trace", std::string(header) + "1,00:00:00.000001,allocate,0x10,100,0\n");
+  auto const text = write("looks_csv.csv", "a 1 100\nf 1\n");
+  // pickle.dumps({'segments': [], 'device_traces': []}, protocol=2)
+  auto const pickle = write("snap.bin", std::string("\x80\x02}q\x00(X\x08\x00\x00\x00"
+                                                    "segmentsq\x01]q\x02X\x0d\x00\x00\x00"
+                                                    "device_tracesq\x03]q\x04u.",
+                                                    49));
+  EXPECT_EQ(detect_format(csv), trace_format::rmm_csv);
+  EXPECT_EQ(detect_format(text), trace_format::native_text);
+  EXPECT_EQ(detect_format(pickle), trace_format::pytorch_snapshot);
+  EXPECT_EQ(read_trace(csv).allocs, 1u);
+  EXPECT_EQ(read_trace(text).frees, 1u);
+  EXPECT_EQ(read_trace(pickle).events.size(), 0u);  // an empty but well-formed snapshot
+}
+
+TEST(ReadTrace, SnapshotsBecomeTracesWithTheStartStateAllocatedFirst)
+{
+  pytorch_snapshot s;
+  s.name = "s";
+  device_snapshot d;
+  d.initial_segments.push_back({0x1000, 2 << 20, 0, true, {{0x1000, 512, 100}, {0x1400, 1024, 1000}}});
+  d.events = {{snapshot_op::free, 0x1000, 100, 0},
+              {snapshot_op::segment_alloc, 0x900000, 2 << 20, 0},
+              {snapshot_op::alloc, 0x900000, 64, 0},
+              {snapshot_op::free, 0x900000, 64, 0}};
+  s.devices.push_back(d);
+  trace t = snapshot_to_trace(s);
+  ASSERT_EQ(t.events.size(), 5u);  // two start allocations, then alloc/free events; no segment events
+  EXPECT_EQ(t.events[0].size, 100u);
+  EXPECT_EQ(t.events[1].size, 1000u);
+  EXPECT_EQ(t.events[2].kind, op::free);
+  EXPECT_EQ(t.events[2].slot, t.events[0].slot);
+  EXPECT_EQ(t.allocs, 3u);
+  EXPECT_EQ(t.frees, 2u);
+}
+
+}  // namespace
+}  // namespace fraglab::trace
