@@ -315,6 +315,14 @@ class allocator {
     return true;
   }
 
+  std::size_t free_region_bytes() const noexcept
+  {
+    std::size_t n = 0;
+    for (region const* r : regions_)
+      if (r->live_chunks == 0) n += r->size;
+    return n;
+  }
+
   std::uint32_t pool_for(std::uint64_t key)
   {
     for (std::uint32_t i = 0; i < pools_.size(); ++i)
@@ -333,7 +341,8 @@ class allocator {
       if (chunk* c = fit_type::select(ix, need)) return c;
       status = alloc_status::no_growth;  // the growth rule's region was too small for the request
     }
-    if (cfg_.growth.release_free_regions_on_failure() && release_free_regions() != 0) {
+    growth_context const ctx{need, backend_.acquired_bytes(), 0, backend_.granularity()};
+    if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0) {
       status = grow(pool, need);
       if (status == alloc_status::ok) {
         if (chunk* c = fit_type::select(ix, need)) return c;

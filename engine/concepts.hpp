@@ -30,7 +30,7 @@
 //
 // Growth rule: `r.acquisition(ctx)` -> std::size_t bytes to ask the backend for (0: do not
 // grow); `r.on_acquired(n)`, `r.on_refused(ctx, n)` -> next size to try or 0;
-// `r.release_free_regions_on_failure()` -> bool.
+// `r.release_would_help(ctx, free_region_bytes)` -> bool.
 //
 // Size rule: `r.round(n)` -> std::optional<std::size_t> (empty on overflow); `r.granule()`
 // -> power of two every chunk address and size is a multiple of.

@@ -14,7 +14,10 @@
 // refuses, `backoff` < 1 retries with backoff x the size (rounded to the granularity) while
 // that still holds the request (TF's 0.9 back-off); 0 disables the retry.
 // `release_free_regions` gives every region with no live block back to the backend after a
-// failed growth and tries once more (TF's garbage collection, PyTorch's empty-cache retry).
+// failed growth and tries once more (TF's garbage collection, PyTorch's empty-cache retry);
+// with `release_only_if_it_helps`, only when the request could then fit under the limit
+// (TF). `backoff_once` limits the back-off to the first refusal ever (TF's
+// started_backpedal_).
 #pragma once
 
 #include "engine/detail/bits.hpp"
@@ -65,6 +68,8 @@ struct growth_rule {
   double backoff = 0.0;
   std::size_t memory_limit = unlimited;
   bool release_free_regions = false;
+  bool backoff_once = false;  // TF: the 0.9x back-off runs on the first refusal only, ever
+  bool release_only_if_it_helps = false;  // TF: release only if need <= limit - acquired + their total
   std::size_t small_request = std::size_t{1} << 20;
   std::size_t small_segment = std::size_t{2} << 20;
   std::size_t medium_request = std::size_t{10} << 20;
@@ -83,6 +88,8 @@ struct growth_rule {
     std::size_t current = 0;  // doubling: the next region's size
     bool enlarged = false;    // doubling: the last decision had to enlarge `current`
     bool acquired_once = false;
+    bool backed_off = false;  // a refusal has been answered with a back-off already
+    bool in_backoff = false;  // within one back-off sequence (several steps in a row)
   } state{};
 
   [[nodiscard]] growth_decision acquisition(growth_context const& ctx)
@@ -125,20 +132,32 @@ struct growth_rule {
   }
 
   // The backend refused `bytes`; the next size to try, or 0 to give up.
-  [[nodiscard]] std::size_t on_refused(growth_context const& ctx, std::size_t bytes) const
+  [[nodiscard]] std::size_t on_refused(growth_context const& ctx, std::size_t bytes)
   {
-    if (backoff <= 0.0) return 0;
+    if (backoff <= 0.0 || (backoff_once && state.backed_off && !state.in_backoff)) return 0;
+    state.in_backoff = true;
+    state.backed_off = true;
     auto const next = round_to(static_cast<std::size_t>(static_cast<long double>(bytes) * backoff), ctx.granularity);
-    return next >= ctx.need && next < bytes ? next : 0;
+    if (next >= ctx.need && next < bytes) return next;
+    state.in_backoff = false;
+    return 0;
+  }
+
+  // Whether releasing wholly free regions of `free_region_bytes` in total is worth trying.
+  [[nodiscard]] bool release_would_help(growth_context const& ctx, std::size_t free_region_bytes) const noexcept
+  {
+    if (!release_free_regions || free_region_bytes == 0) return false;
+    if (!release_only_if_it_helps) return true;
+    std::size_t const room = memory_limit > ctx.acquired ? memory_limit - ctx.acquired : 0;
+    return ctx.need <= room || ctx.need - room <= free_region_bytes;
   }
 
   void on_acquired(std::size_t /*bytes*/)
   {
+    state.in_backoff = false;
     state.acquired_once = true;
     if (kind == growth_kind::doubling && !state.enlarged) state.current = scaled(state.current);
   }
-
-  [[nodiscard]] bool release_free_regions_on_failure() const noexcept { return release_free_regions; }
 
   // The size the next doubling region would have (for tests and dumps).
   [[nodiscard]] std::size_t current_region_size() const noexcept { return std::max(state.current, initial); }

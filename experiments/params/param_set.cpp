@@ -45,16 +45,23 @@ constexpr std::array<param_spec, 3> pytorch_table{{
     {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off)"},
 }};
 
+constexpr std::array<param_spec, 3> tf_table{{
+    {"allow_growth", "tf_bfc", "true", "grow by doubling regions from 2 MiB; false: one region of the whole memory limit"},
+    {"per_process_gpu_memory_fraction", "tf_bfc", "0", "memory limit as a fraction of the device (--capacity); 0: unset"},
+    {"garbage_collection", "tf_bfc", "false", "after a failed growth, release free regions when that makes room"},
+}};
+
 constexpr std::array<param_spec, 2> backend_table{{
     {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
 }};
 
-std::array<param_spec, table.size() + pytorch_table.size() + backend_table.size()> const all = [] {
-  std::array<param_spec, table.size() + pytorch_table.size() + backend_table.size()> a{};
+std::array<param_spec, table.size() + pytorch_table.size() + tf_table.size() + backend_table.size()> const all = [] {
+  std::array<param_spec, table.size() + pytorch_table.size() + tf_table.size() + backend_table.size()> a{};
   std::size_t i = 0;
   for (auto const& p : table) a[i++] = p;
   for (auto const& p : pytorch_table) a[i++] = p;
+  for (auto const& p : tf_table) a[i++] = p;
   for (auto const& p : backend_table) a[i++] = p;
   return a;
 }();

@@ -2,6 +2,7 @@
 #include "experiments/registry/composition_impl.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/pytorch_caching.hpp"
+#include "policies/presets/tf_bfc.hpp"
 
 #include <algorithm>
 #include <array>
@@ -47,11 +48,39 @@ std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set co
   return std::make_unique<composition_of<pt::policy>>(std::move(name), std::move(config), with_granularity, chosen);
 }
 
+std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, backend_choice const& b)
+{
+  namespace tf = presets::tf;
+  accept_only(name, p, "tf_bfc", {"memory_limit", "max_internal_fragmentation"});
+  tf::settings s;
+  s.allow_growth = p.flag("allow_growth");
+  s.garbage_collection = p.flag("garbage_collection");
+  s.max_internal_fragmentation = p.size("max_internal_fragmentation");
+  double const fraction = p.real("per_process_gpu_memory_fraction");
+  if (fraction < 0.0 || fraction > 1.0) throw std::invalid_argument("per_process_gpu_memory_fraction must be in [0, 1]");
+  if (p.has("memory_limit")) s.memory_limit = p.size("memory_limit");
+  else if (fraction > 0.0) {
+    if (b.capacity == std::numeric_limits<std::size_t>::max())
+      throw std::invalid_argument("per_process_gpu_memory_fraction needs the device size: give --capacity");
+    s.memory_limit = static_cast<std::size_t>(static_cast<long double>(b.capacity) * fraction);
+  } else {
+    s.memory_limit = b.capacity;  // TF's limit defaults to the device's memory
+  }
+  if (!s.allow_growth && s.memory_limit == std::numeric_limits<std::size_t>::max())
+    throw std::invalid_argument("allow_growth=false acquires the whole memory limit: give --capacity or memory_limit");
+  backend_choice chosen = b;
+  if (chosen.kind.empty()) chosen.kind = "simulated";
+  return std::make_unique<composition_of<tf::policy>>(std::move(name), tf::make_config<any_backend>(s), p, chosen);
+}
+
 }  // namespace
 
 std::span<preset const> preset_instantiations()
 {
-  static constexpr std::array<preset, 1> table{{
+  static constexpr std::array<preset, 2> table{{
+      {"tf_bfc", "TensorFlow's BFC allocator (TF 2.12+): 256 B rounding, 21 bins, best fit, split at 2x, "
+                 "doubling regions from 2 MiB",
+       &make_tf_bfc},
       {"pytorch_caching", "PyTorch's CUDA caching allocator (2.x): 512 B rounding, small/large pools per stream, "
                           "2/20 MiB segments, best fit, its split rules",
        &make_pytorch_caching},

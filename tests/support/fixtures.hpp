@@ -11,6 +11,7 @@
 namespace fraglab::testing {
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+constexpr std::size_t GiB() { return 1024 * MiB; }
 constexpr std::uintptr_t sim_base = std::uintptr_t{1} << 40;   // simulated_backend's default base
 constexpr std::uintptr_t heap_base = std::uintptr_t{1} << 32;  // heap_backend's default base
 

@@ -1,0 +1,71 @@
+// TensorFlow's BFC allocator ("best-fit with coalescing"): tsl/framework/bfc_allocator.{h,cc}
+// as in TensorFlow 2.12-2.17 (and xla/tsl/framework/bfc_allocator since), expressed as
+// fraglab parts.
+//
+// Rules reproduced:
+// - rounding: requests round up to a multiple of 256 bytes (minimum 256); 0 bytes -> null.
+// - bins: 21 bins, bin b for sizes in [256 * 2^b, 256 * 2^(b+1)), the last for >= 256 MiB,
+//   each ordered by (size, address); search from bin(rounded) upward for the first chunk
+//   of size >= rounded: global best fit, lowest address on ties.
+// - split: iff chunk >= 2 x rounded, or chunk - rounded >= max_internal_fragmentation
+//   (128 MiB by default); the allocation keeps the low part.
+// - free: merge with the next chunk if free, then with the previous; within a region.
+// - growth: nothing at construction. With allow_growth the first region is
+//   min(limit, 2 MiB); otherwise the whole limit. On a miss: fail if rounded > limit -
+//   acquired; double the region size until it holds the request; acquire min(size, what the
+//   limit leaves); on the first refusal ever, back off by 0.9x while that still holds the
+//   request; after a growth that did not need enlarging, double for next time.
+// - garbage collection (option): after a failed growth, if regions without live chunks
+//   could make room under the limit, release all of them and grow again.
+// - memory limit: bytes, or per_process_gpu_memory_fraction x the device (--capacity).
+//
+// Left out: the timestamped (deferred, stream-safe) coalescing option; the sub-allocator's
+// SupportsCoalescing merging of adjacent regions (TF's GPU sub-allocator does not);
+// fragmentation_fraction as a split threshold; TF's stats are provided as fraglab's
+// stats() (bytes_in_use = allocated_bytes, pool_bytes = reserved_bytes, ...).
+#pragma once
+
+#include "engine/allocator.hpp"
+#include "policies/fits.hpp"
+#include "policies/indexes/bins_index.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+namespace fraglab::presets::tf {
+
+inline constexpr std::size_t min_allocation = 256;
+inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+using policy = fraglab::policy<bins_index, best_fit>;
+
+struct settings {
+  std::size_t memory_limit = unlimited;
+  bool allow_growth = true;
+  bool garbage_collection = false;
+  std::size_t max_internal_fragmentation = std::size_t{128} << 20;
+};
+
+template <class Backend>
+typename allocator<policy, Backend>::config make_config(settings const& s = {})
+{
+  typename allocator<policy, Backend>::config c;
+  c.index = {min_allocation, 21};
+  c.size = {.quantum = min_allocation, .min_size = min_allocation};
+  c.split.ratio = 2.0;
+  c.split.max_internal_fragmentation = s.max_internal_fragmentation;
+  c.coalesce.mode = coalesce_mode::immediate;
+  c.growth.kind = growth_kind::doubling;
+  std::size_t const limit = s.memory_limit / min_allocation * min_allocation;
+  c.growth.initial = s.allow_growth ? std::min(limit, std::size_t{2} << 20) : limit;
+  c.growth.factor = 2.0;
+  c.growth.memory_limit = s.memory_limit;
+  c.growth.backoff = 0.9;
+  c.growth.backoff_once = true;
+  c.growth.release_free_regions = s.garbage_collection;
+  c.growth.release_only_if_it_helps = true;
+  return c;
+}
+
+}  // namespace fraglab::presets::tf
