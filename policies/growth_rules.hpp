@@ -9,6 +9,7 @@
 // | exact    | `need` less any free tail the new memory will merge with (sbrk)         | Johnstone & Wilson's heap model |
 // | segments | `need` <= small_request: small_segment; < medium_request:               | PyTorch caching allocator |
 // |          | medium_segment; else need rounded up to large_round                     |             |
+// | proportional | max(need, `initial`) first, then max(need, factor x bytes held)     | RMM pool_memory_resource |
 //
 // Every kind stops at `memory_limit` (acquired bytes never exceed it). If the backend
 // refuses, `backoff` < 1 retries with backoff x the size (rounded to the granularity) while
@@ -33,7 +34,7 @@
 
 namespace fraglab {
 
-enum class growth_kind : std::uint8_t { fixed, doubling, exact, segments };
+enum class growth_kind : std::uint8_t { fixed, doubling, exact, segments, proportional };
 
 constexpr std::string_view to_string(growth_kind k) noexcept
 {
@@ -42,6 +43,7 @@ constexpr std::string_view to_string(growth_kind k) noexcept
     case growth_kind::doubling: return "doubling";
     case growth_kind::exact: return "exact";
     case growth_kind::segments: return "segments";
+    case growth_kind::proportional: return "proportional";
   }
   return "?";
 }
@@ -69,6 +71,7 @@ struct growth_rule {
   std::size_t memory_limit = unlimited;
   bool release_free_regions = false;
   bool backoff_once = false;  // TF: the 0.9x back-off runs on the first refusal only, ever
+  bool backoff_to_need = false;  // RMM: a back-off below the request tries the request itself, once
   bool release_only_if_it_helps = false;  // TF: release only if need <= limit - acquired + their total
   std::size_t small_request = std::size_t{1} << 20;
   std::size_t small_segment = std::size_t{2} << 20;
@@ -113,6 +116,14 @@ struct growth_rule {
       case growth_kind::exact:
         bytes = ctx.need > ctx.tail_free ? ctx.need - ctx.tail_free : ctx.need;
         break;
+      case growth_kind::proportional: {
+        long double const grown = static_cast<long double>(ctx.acquired) * factor;
+        std::size_t const base = ctx.acquired == 0 ? initial
+                                 : grown >= static_cast<long double>(unlimited) ? unlimited
+                                                                                 : static_cast<std::size_t>(grown);
+        bytes = std::max(ctx.need, base);
+        break;
+      }
       case growth_kind::segments:
         bytes = ctx.need <= small_request    ? small_segment
                 : ctx.need < medium_request ? medium_segment
@@ -139,6 +150,7 @@ struct growth_rule {
     state.backed_off = true;
     auto const next = round_to(static_cast<std::size_t>(static_cast<long double>(bytes) * backoff), ctx.granularity);
     if (next >= ctx.need && next < bytes) return next;
+    if (backoff_to_need && bytes > ctx.need) return ctx.need;
     state.in_backoff = false;
     return 0;
   }

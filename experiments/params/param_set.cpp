@@ -10,7 +10,7 @@
 namespace fraglab {
 namespace {
 
-constexpr std::array<param_spec, 26> table{{
+constexpr std::array<param_spec, 28> table{{
     {"quantum", "size", "16", "requests round up to a multiple of this power of two; also the address granule"},
     {"min_size", "size", "16", "smallest chunk handed out"},
     {"header", "size", "0", "bytes added to every request before rounding (boundary-tag overhead)"},
@@ -21,10 +21,12 @@ constexpr std::array<param_spec, 26> table{{
     {"max_internal_fragmentation", "split", "unlimited", "split anyway when the remainder is at least this (TF)"},
     {"max_split_size", "split", "unlimited", "requests at least this large are never split (PyTorch)"},
     {"coalesce", "coalesce", "immediate", "immediate, deferred (until a miss) or never"},
-    {"growth", "growth", "exact", "exact, doubling, fixed or segments"},
+    {"growth", "growth", "exact", "exact, doubling, fixed, segments or proportional (max(need, factor x held))"},
     {"initial_region", "growth", "2MiB", "fixed: the pool's size; doubling: the first region's size"},
     {"growth_factor", "growth", "2", "doubling: how much each region grows"},
     {"backoff", "growth", "0", "on a refused acquisition retry with backoff x size (0: no retry; TF 0.9)"},
+    {"backoff_once", "growth", "false", "back off on the first refusal only, ever (TF)"},
+    {"backoff_to_need", "growth", "false", "when backing off below the request, try the request itself once (RMM)"},
     {"memory_limit", "growth", "unlimited", "the most bytes ever held from the backend"},
     {"release_free_regions", "growth", "false", "after a failed growth, release wholly free regions and retry"},
     {"small_request", "growth", "1MiB", "segments: requests up to this get a small segment"},

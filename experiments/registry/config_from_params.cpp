@@ -47,12 +47,15 @@ growth_rule growth_from_params(param_set const& p)
   else if (k == "doubling") g.kind = growth_kind::doubling;
   else if (k == "fixed") g.kind = growth_kind::fixed;
   else if (k == "segments") g.kind = growth_kind::segments;
-  else bad_choice("growth", k, "exact, doubling, fixed, segments");
+  else if (k == "proportional") g.kind = growth_kind::proportional;
+  else bad_choice("growth", k, "exact, doubling, fixed, segments, proportional");
   g.initial = p.size("initial_region");
   g.factor = p.real("growth_factor");
   g.backoff = p.real("backoff");
   g.memory_limit = p.size("memory_limit");
   g.release_free_regions = p.flag("release_free_regions");
+  g.backoff_once = p.flag("backoff_once");
+  g.backoff_to_need = p.flag("backoff_to_need");
   g.small_request = p.size("small_request");
   g.small_segment = p.size("small_segment");
   g.medium_request = p.size("medium_request");

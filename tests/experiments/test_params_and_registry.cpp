@@ -103,3 +103,64 @@ TEST(PolicyList, CommasSplitPoliciesButContinueComposeSpecs)
 
 }  // namespace
 }  // namespace fraglab
+
+namespace fraglab {
+namespace {
+
+replay_result replay_text(std::string const& spec, std::string const& text, backend_choice b = {})
+{
+  std::istringstream in(text);
+  return make_composition(spec, {}, b)->replay(trace::read_native_text(in, "hand"), {});
+}
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+TEST(Presets, RmmPoolGrowsByThePoolSizeAndHalvesDownToTheRequest)
+{
+  // 200 MiB fits the 256 MiB initial pool; 100 MiB then needs max(100, 256) MiB more;
+  // 300 MiB needs max(300, 512) MiB: 1 GiB held over three acquisitions.
+  std::string const t = "a 1 209715200\na 2 104857600\na 3 314572800\n";
+  auto r = replay_text("rmm_pool", t);
+  EXPECT_EQ(r.peak_reserved_bytes, 1024 * MiB);
+  EXPECT_EQ(r.acquisitions, 3u);
+  // On a 900 MiB device the third try of 512 MiB is refused; half (256 MiB) is below the
+  // request, so RMM tries the request itself: 300 MiB fits.
+  auto limited = replay_text("rmm_pool", t, {"simulated", 900 * MiB});
+  EXPECT_EQ(limited.failed_allocs, 0u);
+  EXPECT_EQ(limited.peak_reserved_bytes, 812 * MiB);
+}
+
+TEST(Presets, TlsfTakesTheHeadOfTheFirstClassThatSurelyFits)
+{
+  // Free chunks of 1040 B and 1056 B sit in TLSF lists [1024, 1056) and [1056, 1088);
+  // 1025 B rounds to the list boundary 1056, so TLSF takes the 1056-byte chunk where best
+  // fit takes the 1040-byte one.
+  auto tlsf = make_composition("tlsf", {}, {})->make();
+  auto best = make_composition("best_fit", {}, {})->make();
+  for (auto* a : {tlsf.get(), best.get()}) {
+    auto x = a->allocate(1040);
+    a->allocate(16);
+    auto y = a->allocate(1056);
+    a->allocate(16);
+    a->deallocate(x.address);
+    a->deallocate(y.address);
+    std::uintptr_t const expected = a == tlsf.get() ? y.address : x.address;
+    EXPECT_EQ(a->allocate(1025).address, expected);
+  }
+}
+
+TEST(Presets, ClassicPresetsChargeTheHeaderToEveryBlock)
+{
+  param_set header;
+  header.set("header", "8");
+  std::istringstream in("a 1 100\na 2 100\n");
+  auto const tr = trace::read_native_text(in, "h");
+  EXPECT_EQ(make_composition("first_fit", {}, {})->replay(tr, {}).peak_allocated_bytes, 224u);      // 112 + 112
+  EXPECT_EQ(make_composition("first_fit", header, {})->replay(tr, {}).peak_allocated_bytes, 224u);  // 108 -> 112
+  param_set big_header;
+  big_header.set("header", "16");
+  EXPECT_EQ(make_composition("first_fit", big_header, {})->replay(tr, {}).peak_allocated_bytes, 256u);  // 116 -> 128
+}
+
+}  // namespace
+}  // namespace fraglab
