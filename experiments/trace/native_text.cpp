@@ -65,18 +65,12 @@ class line_parser {
   std::size_t number_;
 };
 
-std::string base_name(std::string const& path)
-{
-  std::size_t const slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace
 
 trace read_native_text(std::istream& in, std::string const& file_name)
 {
   trace t;
-  t.name = base_name(file_name);
+  t.name = file_base_name(file_name);
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   std::string line;
   std::size_t number = 0;

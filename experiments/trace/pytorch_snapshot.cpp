@@ -2,6 +2,7 @@
 
 #include "experiments/pickle/pickle_reader.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/trace.hpp"
 #include "policies/presets/pytorch_caching.hpp"
 
 #include <algorithm>
@@ -51,8 +52,7 @@ class snapshot_parser {
     pickle::value_ptr root = pickle::parse_file(path_);
     if (!root->is_dict()) fail("expected a dict at the top of a PyTorch memory snapshot");
     pytorch_snapshot s;
-    std::size_t const slash = path_.find_last_of('/');
-    s.name = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+    s.name = file_base_name(path_);
     if (pickle::value const* settings = root->get("allocator_settings"); settings != nullptr && settings->is_dict()) {
       if (auto const* e = settings->get("expandable_segments"); e != nullptr && std::holds_alternative<bool>(e->v))
         s.expandable_segments = std::get<bool>(e->v);

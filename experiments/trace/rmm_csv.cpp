@@ -41,18 +41,12 @@ bool valid_time(std::string_view t)
   return true;
 }
 
-std::string base_name(std::string const& path)
-{
-  std::size_t const slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace
 
 trace read_rmm_csv(std::istream& in, std::string const& file_name)
 {
   trace t;
-  t.name = base_name(file_name);
+  t.name = file_base_name(file_name);
   std::string line;
   std::size_t number = 0;
   auto fail = [&](std::string const& what) { throw input_error(file_name, number, what); };

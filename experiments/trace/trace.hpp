@@ -28,4 +28,11 @@ struct trace {
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
 };
 
+// The file name without its directories: how result rows name a trace.
+inline std::string file_base_name(std::string const& path)
+{
+  std::size_t const slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace fraglab::trace
