@@ -23,6 +23,7 @@ class any_backend {
     virtual bool supports_merging() const = 0;
     virtual std::string_view name() const = 0;
     virtual backend_stats const& stats() const = 0;
+    virtual std::uintptr_t next_address() const = 0;  // 0: unknown
   };
 
   template <class B>
@@ -36,6 +37,11 @@ class any_backend {
     bool supports_merging() const override { return impl.supports_merging(); }
     std::string_view name() const override { return impl.name(); }
     backend_stats const& stats() const override { return impl.stats(); }
+    std::uintptr_t next_address() const override
+    {
+      if constexpr (requires { impl.next_address(); }) return impl.next_address();
+      else return 0;
+    }
     B impl;
   };
 
@@ -54,6 +60,7 @@ class any_backend {
   [[nodiscard]] bool supports_merging() const { return impl_->supports_merging(); }
   [[nodiscard]] std::string_view name() const { return impl_->name(); }
   [[nodiscard]] backend_stats const& stats() const { return impl_->stats(); }
+  [[nodiscard]] std::uintptr_t next_address() const { return impl_->next_address(); }
 
  private:
   std::unique_ptr<interface> impl_;

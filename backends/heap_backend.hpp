@@ -63,6 +63,7 @@ class heap_backend {
   [[nodiscard]] std::string_view name() const noexcept { return "heap"; }
   [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
   [[nodiscard]] std::uintptr_t top() const noexcept { return top_; }
+  [[nodiscard]] std::uintptr_t next_address() const noexcept { return top_; }
 
  private:
   params p_;

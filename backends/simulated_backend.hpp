@@ -6,8 +6,9 @@
 // Acquisitions are rounded up to `granularity` and aligned to it (cudaMalloc hands out
 // 2 MiB-aligned ranges; the default 256 bytes matches TF's rounding). A released range is
 // reused first-fit by address, as a driver reuses virtual addresses; otherwise the space
-// grows upward from `base`. With `merging`, consecutive acquisitions are adjacent and the
-// engine may merge them into one region (TF's SupportsCoalescing).
+// grows upward from `base`. With `merging`, the space grows contiguously (holes are not
+// reused), consecutive acquisitions are adjacent, and the engine merges them into one region
+// (TF's SupportsCoalescing).
 #pragma once
 
 #include "backends/backend_stats.hpp"
@@ -48,7 +49,9 @@ class simulated_backend {
       ++stats_.refusals;
       return {};
     }
-    for (auto it = holes_.begin(); it != holes_.end(); ++it) {
+    // A merging space grows contiguously, like a heap: holes below the top are not reused,
+    // so that consecutive acquisitions stay adjacent.
+    for (auto it = holes_.begin(); !p_.merging && it != holes_.end(); ++it) {
       std::uintptr_t const start = detail::align_up_address(it->first, align);
       std::uintptr_t const hole_end = it->first + it->second;
       if (start < hole_end && hole_end - start >= *size) {
@@ -78,6 +81,7 @@ class simulated_backend {
   [[nodiscard]] std::size_t granularity() const noexcept { return p_.granularity; }
   [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
   [[nodiscard]] bool supports_merging() const noexcept { return p_.merging; }
+  [[nodiscard]] std::uintptr_t next_address() const noexcept { return top_; }
   [[nodiscard]] std::string_view name() const noexcept { return "simulated"; }
   [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
 

@@ -444,14 +444,16 @@ class allocator {
     return merges;
   }
 
-  // The region new memory of this pool would extend, if the backend merges acquisitions.
+  // The region of this pool that the next acquisition will extend, if any: the backend
+  // merges acquisitions and says where the next one starts, and a region ends there.
   region* merge_candidate(std::uint32_t pool) const noexcept
   {
     if (!backend_.supports_merging()) return nullptr;
-    region* top = nullptr;
+    std::uintptr_t next = 0;
+    if constexpr (requires { backend_.next_address(); }) next = backend_.next_address();
     for (region* r : regions_)
-      if (r->pool == pool && (top == nullptr || r->base > top->base)) top = r;
-    return top;
+      if (r->pool == pool && next != 0 && r->end() == next) return r;
+    return nullptr;
   }
 
   alloc_status grow(std::uint32_t pool, std::size_t need)

@@ -43,7 +43,9 @@
 // below the top);
 // `b.capacity()`, `b.granularity()`, `b.acquired_bytes()`, `b.supports_merging()` (whether
 // consecutive acquisitions may be adjacent and merge into one region, TF's
-// SupportsCoalescing), `b.name()`.
+// SupportsCoalescing), `b.name()`; a merging backend also has `b.next_address()`, where its
+// next acquisition will start, so that growth counts on a free tail only when the new
+// memory really extends it.
 #pragma once
 
 #include <concepts>

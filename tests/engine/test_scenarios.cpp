@@ -291,3 +291,27 @@ TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
 
 }  // namespace
 }  // namespace fraglab::testing
+
+namespace fraglab::testing {
+namespace {
+
+TEST(Growth, ExactGrowthCountsOnAFreeTailOnlyWhenTheNewMemoryExtendsIt)
+{
+  // Stream 0's region ends in a free tail, but stream 1's region now sits on top of the
+  // heap: new memory for stream 0 cannot extend that tail, so it must supply the whole need.
+  using A = alloc_t<policy<tree_index, best_fit>, heap_backend>;
+  A::config c;
+  c.pools.per_stream = true;
+  A a(heap_backend{}, c);
+  auto x = a.allocate(1000, 1, 0);  // stream 0: one page, 3088 B free at its end
+  ASSERT_TRUE(x);
+  ASSERT_TRUE(a.allocate(1000, 1, 1));  // stream 1: the next page
+  auto y = a.allocate(5000, 1, 0);      // 5008 B: more than stream 0's free tail
+  ASSERT_TRUE(y) << to_string(y.status);
+  EXPECT_EQ(y.address, heap_base + 8192);  // a new region of its own above stream 1's
+  EXPECT_EQ(a.stats().reserved_bytes, 8192u + 8192u);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+}  // namespace
+}  // namespace fraglab::testing
