@@ -11,4 +11,4 @@ build/experiments/fraglab gen phases --seed 1 -o build/data/phases.trace
 build/experiments/fraglab gen random --seed 1 -o build/data/random.trace
 echo
 build/experiments/fraglab replay build/data/phases.trace build/data/random.trace \
-  -p bins_best,tree_best,seg_good,ao_first,ao_next,tree_worst "$@"
+  -p first_fit,next_fit,best_fit,worst_fit,tlsf,tf_bfc,pytorch_caching "$@"
