@@ -140,7 +140,6 @@ class allocator {
     return free_status::ok;
   }
 
-  allocation allocate(std::size_t size, std::size_t alignment, stream_id stream, void*) = delete;
   free_status deallocate(void* p) { return deallocate(reinterpret_cast<std::uintptr_t>(p)); }
 
   // Gives every region without a live block back to the backend (PyTorch's empty_cache).
