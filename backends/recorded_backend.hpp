@@ -65,13 +65,8 @@ class recorded_backend {
   [[nodiscard]] std::uint64_t mismatched_size() const noexcept { return mismatched_size_; }
   [[nodiscard]] std::uint64_t unexpected() const noexcept { return unexpected_; }      // acquisitions never announced
   [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }      // announced, never acquired
-  // Drops announcements the allocator did not act on (counted by the caller as mismatches).
-  std::size_t discard_pending() noexcept
-  {
-    std::size_t const n = pending_.size();
-    pending_.clear();
-    return n;
-  }
+  // Drops announcements the allocator did not act on (the caller reports them).
+  void discard_pending() noexcept { pending_.clear(); }
 
  private:
   std::size_t granularity_;

@@ -192,14 +192,8 @@ class allocator {
     }
     std::uint32_t const pool = pool_for(pool_key);
     auto& ix = pools_[pool]->index;
-    region* r = regions_pool_.create();
-    r->base = a.base;
-    r->size = a.size;
-    r->pool = pool;
-    r->serial = next_region_serial_++;
-    regions_.push_back(r);
-    ++stats_.acquisitions;
-    stats_.reserved_bytes += a.size;
+    count_acquisition(a);
+    region* r = new_region(a, pool);
     auto append = [&](std::uintptr_t address, std::size_t size) {
       chunk* c = make_chunk(address, size, r);
       c->prev = r->last;
@@ -224,7 +218,6 @@ class allocator {
     if (cursor < a.end()) ix.insert(*append(cursor, a.end() - cursor));
     stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
     stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   }
 
   [[nodiscard]] allocator_stats stats() const
@@ -483,9 +476,7 @@ class allocator {
   void add_region(std::uint32_t pool, acquisition a, region* candidate, bool merge_tail)
   {
     auto& ix = pools_[pool]->index;
-    ++stats_.acquisitions;
-    stats_.reserved_bytes += a.size;
-    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+    count_acquisition(a);
     if (candidate != nullptr && candidate->end() == a.base) {
       // Adjacent to the pool's top region: extend it, and its free tail if there is one.
       chunk* tail = candidate->last;
@@ -504,15 +495,29 @@ class allocator {
       ix.insert(*c);
       return;
     }
+    region* r = new_region(a, pool);
+    chunk* c = make_chunk(a.base, a.size, r);
+    r->first = r->last = c;
+    ix.insert(*c);
+  }
+
+  void count_acquisition(acquisition a) noexcept
+  {
+    ++stats_.acquisitions;
+    stats_.reserved_bytes += a.size;
+    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+  }
+
+  // An empty region record for `a` in `pool`; the caller tiles it with chunks.
+  region* new_region(acquisition a, std::uint32_t pool)
+  {
     region* r = regions_pool_.create();
     r->base = a.base;
     r->size = a.size;
     r->pool = pool;
     r->serial = next_region_serial_++;
-    chunk* c = make_chunk(a.base, a.size, r);
-    r->first = r->last = c;
     regions_.push_back(r);
-    ix.insert(*c);
+    return r;
   }
 
   chunk* make_chunk(std::uintptr_t address, std::size_t size, region* r)

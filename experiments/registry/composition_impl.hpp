@@ -8,8 +8,11 @@
 #include "experiments/registry/config_from_params.hpp"
 #include "experiments/replay/replay.hpp"
 
+#include <array>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace fraglab::registry_detail {
@@ -68,14 +71,20 @@ class composition_of final : public composition {
   backend_choice backend_;
 };
 
-// Rejects keys that belong to a preset: they would be silently ignored by a composition.
-void reject_preset_keys(std::string const& name, param_set const& p);
+// The parts of a composition; every other part belongs to a preset.
+inline constexpr std::array<std::string_view, 7> generic_parts{"backend", "index", "split", "coalesce",
+                                                                "growth",  "size",  "pools"};
+
+// Throws unless every key of `p` belongs to one of `parts` or is one of `keys`: a key the
+// policy would not read is an error, never silently ignored.
+void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,
+                std::initializer_list<std::string_view> keys = {});
 
 template <class Index, class Fit>
 std::unique_ptr<composition> make_composition_of(std::string name, param_set const& p, backend_choice const& b)
 {
   using P = policy<Index, Fit>;
-  reject_preset_keys(name, p);
+  check_keys(name, p, generic_parts);
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "heap";
   auto config = config_from_params<allocator<P, any_backend>>(p);

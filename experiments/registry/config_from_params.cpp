@@ -3,6 +3,9 @@
 #include "backends/heap_backend.hpp"
 #include "backends/host_backend.hpp"
 #include "backends/simulated_backend.hpp"
+
+#include <algorithm>
+#include <array>
 #include "experiments/registry/composition_impl.hpp"
 
 namespace fraglab::registry_detail {
@@ -80,13 +83,16 @@ bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_bas
 
 segregated_index_params seglist_from_params(param_set const& p) { return {p.count("sli"), p.size("linear_limit")}; }
 
-void reject_preset_keys(std::string const& name, param_set const& p)
+void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,
+                std::initializer_list<std::string_view> keys)
 {
-  for (auto const& [key, value] : p.values())
-    if (part_of(key) != "backend" && part_of(key) != "index" && part_of(key) != "split" && part_of(key) != "coalesce" &&
-        part_of(key) != "growth" && part_of(key) != "size" && part_of(key) != "pools")
-      throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part_of(key)) +
-                                  " preset and does not apply to " + name);
+  auto const in = [](auto const& list, std::string_view x) { return std::find(list.begin(), list.end(), x) != list.end(); };
+  for (auto const& [key, value] : p.values()) {
+    std::string_view const part = part_of(key);
+    if (in(parts, part) || in(keys, key)) continue;
+    if (in(generic_parts, part)) throw std::invalid_argument("parameter " + key + " does not apply to " + name);
+    throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
+  }
 }
 
 any_backend make_backend(backend_choice const& b, param_set const& p)

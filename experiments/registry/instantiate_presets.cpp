@@ -4,23 +4,11 @@
 #include "policies/presets/pytorch_caching.hpp"
 #include "policies/presets/tf_bfc.hpp"
 
-#include <algorithm>
 #include <array>
 #include <limits>
 
 namespace fraglab::registry_detail {
 namespace {
-
-// A preset reads only its own keys, the growth rule's memory_limit and the backend's.
-void accept_only(std::string const& name, param_set const& p, std::string_view preset_part,
-                 std::initializer_list<std::string_view> also)
-{
-  for (auto const& [key, value] : p.values()) {
-    std::string_view const part = part_of(key);
-    bool const ok = part == preset_part || part == "backend" || std::find(also.begin(), also.end(), key) != also.end();
-    if (!ok) throw std::invalid_argument("parameter " + key + " does not apply to " + name);
-  }
-}
 
 std::size_t mebibytes(param_set const& p, std::string_view key)
 {
@@ -33,7 +21,8 @@ std::size_t mebibytes(param_set const& p, std::string_view key)
 std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace pt = presets::pytorch;
-  accept_only(name, p, "pytorch_caching", {"memory_limit"});
+  static constexpr std::array<std::string_view, 2> parts{"pytorch_caching", "backend"};
+  check_keys(name, p, parts, {"memory_limit"});
   pt::settings s;
   s.max_split_size = mebibytes(p, "max_split_size_mb");
   s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
@@ -51,7 +40,8 @@ std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set co
 std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace tf = presets::tf;
-  accept_only(name, p, "tf_bfc", {"memory_limit", "max_internal_fragmentation"});
+  static constexpr std::array<std::string_view, 2> parts{"tf_bfc", "backend"};
+  check_keys(name, p, parts, {"memory_limit", "max_internal_fragmentation"});
   tf::settings s;
   s.allow_growth = p.flag("allow_growth");
   s.garbage_collection = p.flag("garbage_collection");

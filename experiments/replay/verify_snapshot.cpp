@@ -36,7 +36,6 @@ void verify_device(trace::device_snapshot const& d, pt::settings const& settings
     a.backend().adopt(seg.size);
     a.restore_region({seg.address, seg.size}, pt::pool_rule::key(seg.stream, seg.small), blocks);
   }
-  std::uint64_t announced = 0;
   for (std::size_t i = 0; i < d.events.size(); ++i) {
     trace::snapshot_event const& e = d.events[i];
     switch (e.op) {
@@ -69,7 +68,6 @@ void verify_device(trace::device_snapshot const& d, pt::settings const& settings
       }
       case trace::snapshot_op::segment_alloc:
         ++r.segments_total;
-        ++announced;
         a.backend().expect(e.address, e.size);
         break;
       case trace::snapshot_op::segment_free:

@@ -91,7 +91,6 @@ struct address_ordered_tree_index {
       return c;
     }
 
-
     // The largest chunk, lowest address among equals.
     Chunk* largest()
     {

@@ -99,7 +99,6 @@ struct bins_index {
       return nullptr;
     }
 
-
     Chunk* largest()
     {
       if (nonempty_ == 0) return nullptr;

@@ -108,7 +108,6 @@ struct list_index {
       return best;
     }
 
-
     Chunk* largest()
     {
       Chunk* best = nullptr;

@@ -115,7 +115,6 @@ struct segregated_index {
       return smallest_fitting(list_at(k), n);
     }
 
-
     Chunk* largest()
     {
       if (fl_bitmap_ == 0) return nullptr;

@@ -45,7 +45,6 @@ struct tree_index {
       return it == set_.end() ? nullptr : &*it;
     }
 
-
     // The largest chunk, lowest address among equals.
     Chunk* largest()
     {
