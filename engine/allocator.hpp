@@ -28,6 +28,7 @@
 #include "policies/fits.hpp"
 #include "policies/growth_rules.hpp"
 #include "policies/pool_rules.hpp"
+#include "policies/reclaim_rules.hpp"
 #include "policies/size_rules.hpp"
 #include "policies/split_rules.hpp"
 
@@ -44,7 +45,8 @@ namespace fraglab {
 
 // A composition: the types of its parts. Numbers live in allocator::config.
 template <class Index, class Fit, class Split = threshold_split, class Coalesce = coalescing,
-          class Growth = growth_rule, class Size = quantum_size_rule, class Pools = stream_pool_rule>
+          class Growth = growth_rule, class Size = quantum_size_rule, class Pools = stream_pool_rule,
+          class Reclaim = no_reclaim>
 struct policy {
   using index = Index;
   using fit = Fit;
@@ -53,6 +55,7 @@ struct policy {
   using growth = Growth;
   using size = Size;
   using pools = Pools;
+  using reclaim = Reclaim;
 };
 
 template <class Policy, backend Backend>
@@ -78,6 +81,7 @@ class allocator {
     typename Policy::growth growth{};
     typename Policy::size size{};
     typename Policy::pools pools{};
+    typename Policy::reclaim reclaim{};
   };
 
   explicit allocator(Backend b, config c = {}) : backend_(std::move(b)), cfg_(std::move(c))
@@ -108,7 +112,9 @@ class allocator {
       if (!padded) return misuse(alloc_status::size_overflow);
       need = *padded;
     }
-    std::uint32_t const pool = pool_for(cfg_.pools.pool_key(stream, *rounded));
+    std::uint64_t const key = cfg_.pools.pool_key(stream, *rounded);
+    if constexpr (requires { cfg_.reclaim.on_search(key); }) cfg_.reclaim.on_search(key);
+    std::uint32_t const pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
     alloc_status status = alloc_status::ok;
     if (c == nullptr) c = allocate_on_miss(pool, need, status);
@@ -132,7 +138,7 @@ class allocator {
     stats_.live_bytes -= c->requested;
     stats_.allocated_bytes -= c->size;
     c->requested = 0;
-    --c->region->live_chunks;
+    if (--c->region->live_chunks == 0) c->region->free_since = reclaim_clock();
     ++stats_.deallocations;
     auto& ix = pools_[c->region->pool]->index;
     if (cfg_.coalesce.mode == coalesce_mode::immediate) c = merge_free_neighbours(c, ix);
@@ -301,6 +307,7 @@ class allocator {
       c = next;
     }
     stats_.reserved_bytes -= r->size;
+    stats_.total_released_bytes += r->size;
     ++stats_.releases;
     regions_.erase(std::find(regions_.begin(), regions_.end(), r));
     regions_pool_.destroy(r);
@@ -326,23 +333,55 @@ class allocator {
   chunk* allocate_on_miss(std::uint32_t pool, std::size_t need, alloc_status& status)
   {
     auto& ix = pools_[pool]->index;
+    std::uint64_t const key = pools_[pool]->key;
     if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
       if (chunk* c = fit_type::select(ix, need)) return c;
-    status = grow(pool, need);
-    if (status == alloc_status::ok) {
+    reclaim_view view{*this};
+    if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
+    auto grow_and_select = [&]() -> chunk* {
+      status = grow(pool, need);
+      if (status != alloc_status::ok) return nullptr;
       if (chunk* c = fit_type::select(ix, need)) return c;
       status = alloc_status::no_growth;  // the growth rule's region was too small for the request
-    }
+      return nullptr;
+    };
+    if (chunk* c = grow_and_select()) return c;
+    if constexpr (requires { cfg_.reclaim.after_failed_growth(view, key, need); })
+      if (cfg_.reclaim.after_failed_growth(view, key, need))
+        if (chunk* c = grow_and_select()) return c;
+    if (!cfg_.growth.release_free_regions) return nullptr;
+    ++stats_.release_retries;
     growth_context const ctx{need, backend_.acquired_bytes(), 0, backend_.granularity()};
-    if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0) {
-      status = grow(pool, need);
-      if (status == alloc_status::ok) {
-        if (chunk* c = fit_type::select(ix, need)) return c;
-        status = alloc_status::no_growth;
-      }
-    }
+    if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0)
+      if (chunk* c = grow_and_select()) return c;
     return nullptr;
   }
+
+  std::uint64_t reclaim_clock() const noexcept
+  {
+    if constexpr (requires { cfg_.reclaim.clock(); }) return cfg_.reclaim.clock();
+    else return 0;
+  }
+
+  // What a reclaim rule may see and do on a miss: list wholly free regions, release them.
+  class reclaim_view {
+   public:
+    explicit reclaim_view(allocator& a) noexcept : a_(a) {}
+    // f(free_region const&) for each region without live blocks, in creation order. Do not
+    // release from inside f: collect first.
+    template <class F>
+    void for_each_free_region(F&& f) const
+    {
+      for (region const* r : a_.regions_)
+        if (r->live_chunks == 0)
+          f(free_region{r->base, r->size, a_.pools_[r->pool]->key, r->free_since, r->first == r->last});
+    }
+    bool release(std::uintptr_t base) { return a_.release_region(base); }
+    [[nodiscard]] std::size_t reserved_bytes() const noexcept { return a_.stats_.reserved_bytes; }
+
+   private:
+    allocator& a_;
+  };
 
   allocation hand_out(chunk* c, std::uint32_t pool, std::size_t requested, std::size_t rounded, std::size_t alignment,
                       stream_id stream)
@@ -366,6 +405,10 @@ class allocator {
     ++stats_.allocations;
     stats_.live_bytes += requested;
     stats_.allocated_bytes += c->size;
+    stats_.total_requested_bytes += requested;
+    stats_.total_allocated_bytes += c->size;
+    stats_.largest_chunk_allocated = std::max(stats_.largest_chunk_allocated, c->size);
+    stats_.peak_live_chunks = std::max(stats_.peak_live_chunks, live_.size());
     stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
     stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
     return {c->address, c->size, alloc_status::ok};
@@ -505,6 +548,7 @@ class allocator {
   {
     ++stats_.acquisitions;
     stats_.reserved_bytes += a.size;
+    stats_.total_acquired_bytes += a.size;
     stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   }
 
@@ -517,6 +561,7 @@ class allocator {
     r->pool = pool;
     r->serial = next_region_serial_++;
     regions_.push_back(r);
+    stats_.peak_regions = std::max(stats_.peak_regions, regions_.size());
     return r;
   }
 

@@ -52,6 +52,7 @@ struct basic_region {
   std::uint64_t serial = 0;     // creation order, for deterministic dumps
   std::size_t live_chunks = 0;  // chunks in use; a region with none can be released
   std::size_t acquisitions = 1; // backend acquisitions merged into this region
+  std::uint64_t free_since = 0; // the reclaim rule's clock when its last live block was freed
   Chunk* first = nullptr;
   Chunk* last = nullptr;
 

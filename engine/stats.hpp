@@ -21,6 +21,16 @@ struct allocator_stats {
   std::uint64_t acquisitions = 0;        // successful backend acquisitions
   std::uint64_t releases = 0;            // regions given back to the backend
   std::uint64_t index_steps = 0;         // candidates the free indexes examined (deterministic cost)
+  std::uint64_t release_retries = 0;     // misses that went on to release free regions and retry
+
+  // Cumulative totals (what PyTorch reports as "allocated" and, by difference, "freed").
+  std::uint64_t total_requested_bytes = 0;
+  std::uint64_t total_allocated_bytes = 0;
+  std::uint64_t total_acquired_bytes = 0;
+  std::uint64_t total_released_bytes = 0;
+  std::size_t peak_live_chunks = 0;
+  std::size_t peak_regions = 0;
+  std::size_t largest_chunk_allocated = 0;  // TF's largest_alloc_size
 
   std::size_t live_chunks = 0;
   std::size_t free_chunks = 0;

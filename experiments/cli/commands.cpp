@@ -5,14 +5,20 @@
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/replay/drive.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/read_trace.hpp"
 
+#include "policies/presets/pytorch_memory_stats.hpp"
+#include "policies/presets/tf_memory_dump.hpp"
+
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,6 +41,30 @@ std::size_t size_option(std::string const& name, std::string const& text)
   auto const n = parse_size(text);
   if (!n) throw std::invalid_argument("--" + name + ": expected a size such as 4096, 512MiB or 80GiB, got '" + text + "'");
   return *n;
+}
+
+// The options that say which allocator runs: --set, --capacity, --backend.
+void add_allocator_options(po::options_description& desc)
+{
+  desc.add_options()                                                                              //
+      ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")           //
+      ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")  //
+      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)");
+}
+
+struct allocator_options {
+  param_set user;
+  backend_choice backend;
+};
+
+allocator_options read_allocator_options(po::variables_map const& vm)
+{
+  allocator_options o;
+  if (vm.count("set"))
+    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) o.user.set_assignment(kv);
+  if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
+  if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+  return o;
 }
 
 }  // namespace
@@ -102,14 +132,12 @@ int replay(std::vector<std::string> const& args)
   desc.add_options()("help,h", "this help")                                                                      //
       ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files: native text, RMM logging CSV or PyTorch snapshot")                 //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")      //
-      ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")                       //
-      ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")             //
-      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)")  //
       ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")                  //
       ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output")         //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation");
+  add_allocator_options(desc);
   po::positional_options_description positional;
   positional.add("trace", -1);
   auto const vm = parse(args, desc, positional);
@@ -120,12 +148,7 @@ int replay(std::vector<std::string> const& args)
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
   if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
 
-  param_set user;
-  if (vm.count("set"))
-    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) user.set_assignment(kv);
-  backend_choice backend;
-  if (vm.count("backend")) backend.kind = vm["backend"].as<std::string>();
-  if (vm.count("capacity")) backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+  auto const [user, backend] = read_allocator_options(vm);
   output_format const format = parse_output_format(vm["format"].as<std::string>());
   replay_options options;
   options.strict = vm.count("strict") != 0;
@@ -228,6 +251,66 @@ int verify(std::vector<std::string> const& args)
     all_complete = all_complete && r.complete();
   }
   return all_complete ? 0 : 1;
+}
+
+int dump(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab dump TRACE -p POLICY [--at end|peak|N] [options]");
+  desc.add_options()("help,h", "this help")                                                                   //
+      ("trace", po::value<std::string>(), "trace file")                                                      //
+      ("policy,p", po::value<std::string>(), "one policy name or compose: spec")                            //
+      ("at", po::value<std::string>()->default_value("end"), "end, peak (first peak of reserved bytes) or N events")  //
+      ("style", po::value<std::string>(), "tf (TF BFC's memory log) or pytorch (torch.cuda.memory_stats); "
+                                          "default pytorch for pytorch_caching, tf otherwise")  //
+      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output");
+  add_allocator_options(desc);
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME)");
+  auto const [user, backend] = read_allocator_options(vm);
+  std::string const spec = vm["policy"].as<std::string>();
+  auto const c = make_composition(spec, user, backend);
+  trace::trace const t = trace::read_trace(vm["trace"].as<std::string>());
+
+  std::string const at = vm["at"].as<std::string>();
+  std::uint64_t events = all_events;
+  if (at == "peak") events = events_to_peak_reserved(*c, t);
+  else if (at != "end") {
+    auto const n = parse_size(at);
+    if (!n || at.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--at: expected end, peak or a number of events, got '" + at + "'");
+    events = *n;
+  }
+  std::string const style = vm.count("style") ? vm["style"].as<std::string>()
+                            : spec.rfind("pytorch", 0) == 0 ? "pytorch"
+                                                            : "tf";
+  auto a = c->make();
+  std::uint64_t const done = drive(*a, t, events);
+  std::ostringstream out;
+  out << "# " << t.name << " under " << c->name() << " after " << done << " of " << t.events.size() << " events\n";
+  if (style == "tf") {
+    std::size_t const limit = user.has("memory_limit") ? user.size("memory_limit") : backend.capacity;
+    presets::tf::dump_memory_log(*a, limit, out);
+  } else if (style == "pytorch") {
+    std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
+    if (user.has("max_split_size_mb")) max_split_size = user.size("max_split_size_mb") << 20;
+    std::vector<std::vector<std::string>> rows;
+    auto cell = [](std::optional<std::uint64_t> v) { return v ? std::to_string(*v) : std::string("-"); };
+    for (auto const& s : presets::pytorch::memory_stats(*a, max_split_size))
+      rows.push_back({std::string(s.name), std::to_string(s.current), cell(s.peak), cell(s.allocated), cell(s.freed)});
+    out << format_rows({"stat", "current", "peak", "allocated", "freed"}, rows, output_format::table);
+  } else {
+    throw std::invalid_argument("--style: expected tf or pytorch, got '" + style + "'");
+  }
+  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out.str());
+  else std::cout << out.str();
+  return 0;
 }
 
 }  // namespace fraglab::cli

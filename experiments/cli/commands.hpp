@@ -12,6 +12,7 @@ int policies(std::vector<std::string> const& args);
 int replay(std::vector<std::string> const& args);
 int gen(std::vector<std::string> const& args);
 int verify(std::vector<std::string> const& args);
+int dump(std::vector<std::string> const& args);
 
 // Splits -p values: commas separate policies, except that KEY=VALUE pieces after a
 // `compose:` spec continue that spec.

@@ -19,6 +19,8 @@ commands:
   replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
   verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
+  dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
+                                             (bins, chunks, occupancy) or PyTorch's memory_stats
 
 `fraglab COMMAND --help` describes a command's options.
 )";
@@ -38,6 +40,7 @@ int main(int argc, char** argv)
     if (command == "replay") return fraglab::cli::replay(args);
     if (command == "gen") return fraglab::cli::gen(args);
     if (command == "verify") return fraglab::cli::verify(args);
+    if (command == "dump") return fraglab::cli::dump(args);
     std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
     return 2;
   } catch (fraglab::input_error const& e) {

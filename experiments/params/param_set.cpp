@@ -41,10 +41,12 @@ constexpr std::array<param_spec, 28> table{{
     {"per_stream", "pools", "false", "one free index per stream: blocks are reused by their own stream only"},
 }};
 
-constexpr std::array<param_spec, 3> pytorch_table{{
+constexpr std::array<param_spec, 5> pytorch_table{{
     {"max_split_size_mb", "pytorch_caching", "unlimited", "blocks at least this large (MiB) are never split; smaller requests never take them"},
     {"max_non_split_rounding_mb", "pytorch_caching", "20", "a request >= max_split_size takes an unsplit block at most this much larger (MiB)"},
     {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off)"},
+    {"per_process_memory_fraction", "pytorch_caching", "0", "memory limit as a fraction of the device (--capacity); 0: unset"},
+    {"garbage_collection_threshold", "pytorch_caching", "0", "free old cached segments when reserved exceeds this fraction of the memory fraction (0: off)"},
 }};
 
 constexpr std::array<param_spec, 3> tf_table{{

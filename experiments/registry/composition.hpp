@@ -27,6 +27,8 @@ class any_allocator {
   virtual free_status deallocate(std::uintptr_t address) = 0;
   virtual std::size_t release_free_regions() = 0;
   [[nodiscard]] virtual allocator_stats stats() const = 0;
+  // The running counters alone (cheap: no derived fields).
+  [[nodiscard]] virtual allocator_stats const& counters() const = 0;
   [[nodiscard]] virtual std::string check_invariants() const = 0;
   virtual void visit_chunks(std::function<void(chunk_view const&)> const& f) const = 0;
 };

@@ -31,6 +31,7 @@ class allocator_adapter final : public any_allocator {
   free_status deallocate(std::uintptr_t address) override { return a_.deallocate(address); }
   std::size_t release_free_regions() override { return a_.release_free_regions(); }
   allocator_stats stats() const override { return a_.stats(); }
+  allocator_stats const& counters() const override { return a_.counters(); }
   std::string check_invariants() const override { return a_.check_invariants(); }
   void visit_chunks(std::function<void(chunk_view const&)> const& f) const override { a_.visit_chunks(f); }
 

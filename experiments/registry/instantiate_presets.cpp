@@ -18,6 +18,20 @@ std::size_t mebibytes(param_set const& p, std::string_view key)
   return mb << 20;
 }
 
+// memory_limit when given; else `fraction_key` x the device (--capacity) when set; else
+// `otherwise`.
+std::size_t memory_limit(param_set const& p, backend_choice const& b, std::string_view fraction_key,
+                         std::size_t otherwise)
+{
+  if (p.has("memory_limit")) return p.size("memory_limit");
+  double const fraction = p.real(fraction_key);
+  if (fraction < 0.0 || fraction > 1.0) throw std::invalid_argument(std::string(fraction_key) + " must be in [0, 1]");
+  if (fraction == 0.0) return otherwise;
+  if (b.capacity == std::numeric_limits<std::size_t>::max())
+    throw std::invalid_argument(std::string(fraction_key) + " needs the device size: give --capacity");
+  return static_cast<std::size_t>(static_cast<long double>(b.capacity) * fraction);
+}
+
 std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace pt = presets::pytorch;
@@ -25,9 +39,20 @@ std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set co
   check_keys(name, p, parts, {"memory_limit"});
   pt::settings s;
   s.max_split_size = mebibytes(p, "max_split_size_mb");
+  // PyTorch refuses max_split_size_mb <= 20 (kLargeBuffer): smaller values would strand every
+  // small segment.
+  if (s.max_split_size <= pt::large_buffer)
+    throw std::invalid_argument("max_split_size_mb must be greater than 20, as PyTorch requires");
   s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
   s.roundup_power2_divisions.fill(p.count("roundup_power2_divisions"));
-  s.memory_limit = p.size("memory_limit");
+  // Without a fraction PyTorch sets no limit of its own: only the device's size bounds it.
+  s.memory_limit = memory_limit(p, b, "per_process_memory_fraction", std::numeric_limits<std::size_t>::max());
+  s.garbage_collection_threshold = p.real("garbage_collection_threshold");
+  if (s.garbage_collection_threshold < 0.0 || s.garbage_collection_threshold >= 1.0)
+    throw std::invalid_argument("garbage_collection_threshold must be in [0, 1)");
+  if (s.garbage_collection_threshold > 0.0 && s.memory_limit == std::numeric_limits<std::size_t>::max())
+    throw std::invalid_argument("garbage_collection_threshold needs a memory fraction: give per_process_memory_fraction "
+                                "and --capacity, or memory_limit");
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";
   auto config = pt::make_config<any_backend>(s);
@@ -46,16 +71,7 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
   s.allow_growth = p.flag("allow_growth");
   s.garbage_collection = p.flag("garbage_collection");
   s.max_internal_fragmentation = p.size("max_internal_fragmentation");
-  double const fraction = p.real("per_process_gpu_memory_fraction");
-  if (fraction < 0.0 || fraction > 1.0) throw std::invalid_argument("per_process_gpu_memory_fraction must be in [0, 1]");
-  if (p.has("memory_limit")) s.memory_limit = p.size("memory_limit");
-  else if (fraction > 0.0) {
-    if (b.capacity == std::numeric_limits<std::size_t>::max())
-      throw std::invalid_argument("per_process_gpu_memory_fraction needs the device size: give --capacity");
-    s.memory_limit = static_cast<std::size_t>(static_cast<long double>(b.capacity) * fraction);
-  } else {
-    s.memory_limit = b.capacity;  // TF's limit defaults to the device's memory
-  }
+  s.memory_limit = memory_limit(p, b, "per_process_gpu_memory_fraction", b.capacity);  // TF: the device by default
   if (!s.allow_growth && s.memory_limit == std::numeric_limits<std::size_t>::max())
     throw std::invalid_argument("allow_growth=false acquires the whole memory limit: give --capacity or memory_limit");
   backend_choice chosen = b;

@@ -16,17 +16,21 @@
 // - split: small pool if the remainder is >= 512 B; large pool if the request is below
 //   max_split_size and the remainder is > 1 MiB. The allocation keeps the low part.
 // - free: immediate merge with free neighbours in the same segment; segments never merge.
-// - miss: new segment; on failure release every wholly free segment (empty_cache) and retry.
+// - miss (pytorch_reclaim.hpp): garbage collection of old cached segments when
+//   garbage_collection_threshold is set; a new segment (failing early beyond the memory
+//   fraction); release of cached oversize segments and a retry; empty_cache and a last retry.
+// - stats under PyTorch's names: pytorch_memory_stats.hpp.
 //
-// Left out (documented, not yet modelled): releasing oversize cached blocks one at a time
-// before empty_cache when max_split_size is set; garbage_collection_threshold; expandable
-// segments (the pytorch_expandable preset); CUDA graph private pools; events and
-// record_stream (a free is taken at free_completed, when the block is reusable).
+// Left out: CUDA graph private pools; events and record_stream (a free is taken at
+// free_completed, when the block is reusable); the large pool's search counter (ages for
+// garbage collection) is shared across streams as in PyTorch, but segments are per stream
+// here as there. Expandable segments are the pytorch_expandable preset.
 #pragma once
 
 #include "engine/allocator.hpp"
 #include "policies/fits.hpp"
 #include "policies/indexes/tree_index.hpp"
+#include "policies/presets/pytorch_reclaim.hpp"
 
 #include <array>
 #include <bit>
@@ -134,7 +138,8 @@ struct block_pool_index {
   };
 };
 
-using policy = fraglab::policy<block_pool_index, best_fit, split_rule, coalescing, growth_rule, size_rule, pool_rule>;
+using policy =
+    fraglab::policy<block_pool_index, best_fit, split_rule, coalescing, growth_rule, size_rule, pool_rule, reclaim_rule>;
 
 // The settings a user can give PyTorch (PYTORCH_CUDA_ALLOC_CONF and the memory fraction).
 struct settings {
@@ -142,6 +147,7 @@ struct settings {
   std::size_t max_non_split_rounding = large_buffer;
   std::array<std::size_t, power2_intervals> roundup_power2_divisions{};
   std::size_t memory_limit = unlimited;  // per-process memory fraction x device memory
+  double garbage_collection_threshold = 0.0;  // 0: off; needs memory_limit
 };
 
 template <class Backend>
@@ -160,6 +166,9 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   c.growth.large_round = round_large;
   c.growth.memory_limit = s.memory_limit;
   c.growth.release_free_regions = true;
+  c.reclaim.max_split_size = s.max_split_size;
+  c.reclaim.garbage_collection_threshold = s.garbage_collection_threshold;
+  c.reclaim.allowed_memory = s.memory_limit;
   return c;
 }
 

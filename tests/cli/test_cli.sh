@@ -69,6 +69,20 @@ expect "presets replay beside compositions" '[[ $(echo "$out" | grep -c pytorch_
 "$fraglab" replay "$work/p.trace" -p pytorch_caching --set split_ratio=2 >/dev/null 2>&1; rc=$?
 expect "a composition key given to a preset exits 2" '[[ $rc -eq 2 ]]'
 
+out=$("$fraglab" dump "$work/p.trace" -p tf_bfc --at peak); rc=$?
+expect "dump prints TF's memory log" '[[ $rc -eq 0 && $out == *"Bin (256): "*"Chunks in use"* && $out == *"InUse at 0x"* && $out == *"Occupancy:"* ]]'
+out=$("$fraglab" dump "$work/p.trace" -p pytorch_caching --at 100 --set max_split_size_mb=64); rc=$?
+expect "dump prints PyTorch's memory_stats" '[[ $rc -eq 0 && $out == *"after 100 of"* && $out == *inactive_split_bytes* && $out == *num_alloc_retries* ]]'
+"$fraglab" dump "$work/p.trace" -p tf_bfc --at soon >/dev/null 2>&1; rc=$?
+expect "dump --at rejects a bad point" '[[ $rc -eq 2 ]]'
+err=$("$fraglab" dump "$work/p.trace" -p pytorch_caching --set max_split_size_mb=20 2>&1); rc=$?
+expect "max_split_size_mb <= 20 is refused as PyTorch does" '[[ $rc -eq 2 && $err == *"greater than 20"* ]]'
+"$fraglab" replay "$work/p.trace" -p pytorch_caching --set garbage_collection_threshold=0.6 >/dev/null 2>&1; rc=$?
+expect "garbage_collection_threshold without a memory fraction is refused" '[[ $rc -eq 2 ]]'
+"$fraglab" replay "$work/p.trace" -p pytorch_caching --capacity 80GiB \
+  --set per_process_memory_fraction=0.5 --set garbage_collection_threshold=0.6 >/dev/null; rc=$?
+expect "garbage_collection_threshold with a memory fraction runs" '[[ $rc -eq 0 ]]'
+
 # The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
 snapshots=$(dirname "$0")/../../../shared/traces/pytorch
 if [[ -d $snapshots ]]; then

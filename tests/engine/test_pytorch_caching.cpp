@@ -4,11 +4,13 @@
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "policies/presets/pytorch_caching.hpp"
+#include "policies/presets/pytorch_memory_stats.hpp"
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 namespace fraglab::testing {
 namespace {
@@ -125,6 +127,123 @@ TEST(PyTorchCaching, ReleasesFreeSegmentsAndRetriesWhenTheDeviceIsFull)
   EXPECT_EQ(w.status, alloc_status::capacity);
   EXPECT_EQ(a.check_invariants(), "");
   (void)y;
+}
+
+std::unique_ptr<A> make_on_device(pt::settings s, std::size_t device)
+{
+  simulated_backend_params bp;
+  bp.granularity = 2 * MiB;
+  bp.capacity = device;
+  return std::make_unique<A>(simulated_backend(bp), pt::make_config<simulated_backend>(s));
+}
+
+TEST(PyTorchCaching, OnAMissReleasesTheSmallestCachedOversizeSegmentThatCoversTheRequest)
+{
+  auto a = make_on_device({.max_split_size = 32 * MiB}, 100 * MiB);
+  auto x = a->allocate(40 * MiB);  // oversize: a 40 MiB segment, never split
+  auto y = a->allocate(34 * MiB);
+  a->deallocate(x.address);
+  a->deallocate(y.address);
+  // 30 MiB < max_split_size may not take a cached oversize block, and a new 30 MiB segment
+  // would pass 100 MiB: release the smallest cached segment >= max(30, 32) MiB (y's) and retry.
+  auto z = a->allocate(30 * MiB);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(z.address, y.address);  // the device hands y's range out again
+  EXPECT_EQ(a->stats().releases, 1u);
+  EXPECT_EQ(a->stats().release_retries, 0u);  // empty_cache was not needed
+  EXPECT_EQ(a->stats().reserved_bytes, 70 * MiB);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(PyTorchCaching, WithoutOneLargeEnoughReleasesOversizeSegmentsLargestFirst)
+{
+  auto a = make_on_device({.max_split_size = 32 * MiB}, 100 * MiB);
+  auto x = a->allocate(40 * MiB);
+  auto y = a->allocate(34 * MiB);
+  a->deallocate(x.address);
+  a->deallocate(y.address);
+  auto w = a->allocate(50 * MiB);  // no cached segment >= 50 MiB: release 40, then 34 (74 >= 50)
+  ASSERT_TRUE(w);
+  EXPECT_EQ(a->stats().releases, 2u);
+  EXPECT_EQ(a->stats().release_retries, 0u);
+  EXPECT_EQ(a->stats().reserved_bytes, 50 * MiB);
+}
+
+TEST(PyTorchCaching, WhenOversizeReleaseFallsShortEmptyCacheFollows)
+{
+  auto a = make_on_device({.max_split_size = 32 * MiB}, 70 * MiB);
+  auto x = a->allocate(40 * MiB);
+  auto s = a->allocate(5 * MiB);  // a 20 MiB segment, split
+  a->deallocate(x.address);
+  a->deallocate(s.address);
+  // 45 MiB -> a 46 MiB segment: 60 + 46 > 70. Oversize release frees the 40 MiB segment but
+  // stops at the 20 MiB one (< max_split_size): 40 < 45, so no retry yet; empty_cache frees
+  // the 20 MiB segment and the retry succeeds.
+  auto w = a->allocate(45 * MiB);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(a->stats().releases, 2u);
+  EXPECT_EQ(a->stats().release_retries, 1u);  // PyTorch's num_alloc_retries
+  EXPECT_EQ(a->stats().reserved_bytes, 46 * MiB);
+}
+
+TEST(PyTorchCaching, GarbageCollectionReleasesCachedSegmentsOlderThanTheMeanAge)
+{
+  for (double threshold : {0.0, 0.5}) {
+    pt::settings s;
+    s.memory_limit = 100 * MiB;  // set_per_process_memory_fraction
+    s.garbage_collection_threshold = threshold;
+    auto a = make_on_device(s, 1024 * MiB);
+    auto a1 = a->allocate(30 * MiB);  // large-pool searches: 1
+    auto a2 = a->allocate(24 * MiB);  // 2
+    auto a3 = a->allocate(12 * MiB);  // 3; reserved 66 MiB
+    a->deallocate(a1.address);        // cached at 3
+    a->deallocate(a3.address);
+    ASSERT_TRUE(a->allocate(12 * MiB));  // 4: reuses a3's segment
+    a->deallocate(a2.address);           // cached at 4
+    // 40 MiB misses (5). With GC: 66 > 50 MiB, reclaim 16 MiB: ages a1 2, a2 1, mean 1.5,
+    // so only a1's 30 MiB goes; then 36 + 40 fits under 100. Without GC: 66 + 40 > 100, so
+    // empty_cache releases both.
+    ASSERT_TRUE(a->allocate(40 * MiB));
+    if (threshold > 0) {
+      EXPECT_EQ(a->stats().releases, 1u);
+      EXPECT_EQ(a->stats().reserved_bytes, 76 * MiB);
+      EXPECT_EQ(a->stats().release_retries, 0u);
+    } else {
+      EXPECT_EQ(a->stats().releases, 2u);
+      EXPECT_EQ(a->stats().reserved_bytes, 52 * MiB);
+      EXPECT_EQ(a->stats().release_retries, 1u);
+    }
+    EXPECT_EQ(a->check_invariants(), "");
+  }
+}
+
+TEST(PyTorchCaching, MemoryStatsUsePyTorchsNamesAndMeanings)
+{
+  auto a = make({.max_split_size = 32 * MiB});
+  auto x = a->allocate(1000);     // 1024 B in a 2 MiB small segment
+  auto y = a->allocate(3 * MiB);  // a 20 MiB segment, split: 17 MiB inactive
+  auto z = a->allocate(40 * MiB);  // oversize
+  a->deallocate(x.address);
+  std::map<std::string_view, pt::memory_stat> by_name;
+  for (auto const& s : pt::memory_stats(*a, 32 * MiB)) by_name[s.name] = s;
+  EXPECT_EQ(by_name["allocation"].current, 2u);
+  EXPECT_EQ(by_name["allocation"].peak, 3u);
+  EXPECT_EQ(by_name["allocation"].allocated, 3u);
+  EXPECT_EQ(by_name["allocation"].freed, 1u);
+  EXPECT_EQ(by_name["allocated_bytes"].current, 43 * MiB);
+  EXPECT_EQ(by_name["allocated_bytes"].peak, 43 * MiB + 1024);
+  EXPECT_EQ(by_name["requested_bytes"].current, 43 * MiB);
+  EXPECT_EQ(by_name["requested_bytes"].allocated, 43 * MiB + 1000);
+  EXPECT_EQ(by_name["segment"].current, 3u);
+  EXPECT_EQ(by_name["reserved_bytes"].current, 62 * MiB);
+  EXPECT_EQ(by_name["inactive_split"].current, 1u);  // x's segment is whole again
+  EXPECT_EQ(by_name["inactive_split_bytes"].current, 17 * MiB);
+  EXPECT_EQ(by_name["oversize_allocations"].current, 1u);
+  EXPECT_EQ(by_name["oversize_segments"].current, 1u);
+  EXPECT_EQ(by_name["num_device_alloc"].current, 3u);
+  EXPECT_EQ(by_name["num_ooms"].current, 0u);
+  (void)y;
+  (void)z;
 }
 
 // The bar: every decision PyTorch recorded, reproduced.

@@ -2,9 +2,12 @@
 // behaviours TF's own tests document.
 #include "backends/simulated_backend.hpp"
 #include "policies/presets/tf_bfc.hpp"
+#include "policies/presets/tf_memory_dump.hpp"
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace fraglab::testing {
 namespace {
@@ -129,6 +132,62 @@ TEST(TfBfc, BacksOffToNinetyPercentOnlyOnTheFirstRefusal)
   EXPECT_FALSE(a->allocate(1900 * KiB));  // no back-off the second time
   EXPECT_EQ(a->backend().stats().refusals - before - first, 1u);
   EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(TfBfc, BinDebugInfoCountsEveryChunkInTheBinItsSizeMapsTo)
+{
+  EXPECT_EQ(tf::bin_for_size(1), 0u);
+  EXPECT_EQ(tf::bin_for_size(511), 0u);
+  EXPECT_EQ(tf::bin_for_size(512), 1u);
+  EXPECT_EQ(tf::bin_for_size(std::size_t{1} << 40), 20u);
+  auto a = make({.memory_limit = 1 * GiB()});
+  auto x = a->allocate(1000);  // 1024: bin 2
+  auto y = a->allocate(300);   // 512: bin 1
+  a->deallocate(x.address);    // a free 1024-byte chunk stays in bin 2
+  auto const bins = tf::bin_info(*a);
+  EXPECT_EQ(bins[2].total_chunks_in_bin, 1u);
+  EXPECT_EQ(bins[2].total_chunks_in_use, 0u);
+  EXPECT_EQ(bins[1].total_chunks_in_use, 1u);
+  EXPECT_EQ(bins[1].total_bytes_in_use, 512u);
+  EXPECT_EQ(bins[1].total_requested_bytes_in_use, 300u);
+  EXPECT_EQ(bins[12].total_chunks_in_bin, 1u);  // the 2 MiB region's free tail: 2 MiB - 1536
+  EXPECT_EQ(bins[12].total_bytes_in_bin, 2 * MiB - 1536);
+  (void)y;
+}
+
+TEST(TfBfc, OccupancyDrawsRequestedBytesWasteAndFreeSpace)
+{
+  auto a = make({.memory_limit = 2 * MiB, .allow_growth = false});  // one 2 MiB region
+  EXPECT_EQ(tf::render_occupancy(*a, 10), "<allocator contains no memory>");
+  auto x = a->allocate(512 * KiB);        // cells 0-2: 512 KiB of 2 MiB is 2.5 cells
+  auto y = a->allocate(256 * KiB + 256);  // requested to 768 KiB + 256: cells 2-3
+  EXPECT_EQ(tf::render_occupancy(*a, 10), "****______");
+  a->deallocate(x.address);
+  EXPECT_EQ(tf::render_occupancy(*a, 10), "__**______");
+  a->deallocate(y.address);
+  // 1 MiB + 256 B does not split the 2 MiB chunk (2 MiB < 2x): its tail is waste. The cell
+  // holding both the request's last byte and waste shows the request.
+  auto z = a->allocate(1024 * KiB + 1);
+  EXPECT_EQ(tf::render_occupancy(*a, 10), "******xxxx");
+  (void)z;
+}
+
+TEST(TfBfc, MemoryLogListsBinsChunksAndStatsInTfsWords)
+{
+  auto a = make({.memory_limit = 1 * GiB()});
+  auto x = a->allocate(1000);
+  std::ostringstream out;
+  tf::dump_memory_log(*a, 1 * GiB(), out);
+  std::string const log = out.str();
+  EXPECT_NE(log.find("Bin (1024): \tTotal Chunks: 1, Chunks in use: 1. 1024B allocated for chunks. 1024B in use in bin. "
+                     "1000B client-requested in use in bin."),
+            std::string::npos);
+  EXPECT_NE(log.find("InUse at 0x10000000000 of size 1024 requested 1000"), std::string::npos);
+  EXPECT_NE(log.find("1 Chunks of size 1024 totalling 1024B"), std::string::npos);
+  EXPECT_NE(log.find("Limit:            1073741824"), std::string::npos);
+  EXPECT_NE(log.find("MaxAllocSize:     1024"), std::string::npos);
+  EXPECT_NE(log.find("Reserved:         2097152"), std::string::npos);
+  (void)x;
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#include "experiments/replay/drive.hpp"
+
+#include <vector>
+
+namespace fraglab {
+namespace {
+
+template <class AfterEach>
+std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events, AfterEach&& after_each)
+{
+  std::vector<std::uintptr_t> address(t.slots, 0);
+  std::vector<bool> live(t.slots, false);
+  std::uint64_t done = 0;
+  for (trace::event const& e : t.events) {
+    if (done == events) break;
+    ++done;
+    if (e.kind == trace::op::alloc) {
+      if (live[e.slot]) continue;
+      allocation const got = a.allocate(e.size, e.alignment, e.stream);
+      if (got) {
+        address[e.slot] = got.address;
+        live[e.slot] = true;
+      }
+    } else if (live[e.slot]) {
+      live[e.slot] = false;
+      a.deallocate(address[e.slot]);
+    }
+    after_each(done);
+  }
+  return done;
+}
+
+}  // namespace
+
+std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events)
+{
+  return run(a, t, events, [](std::uint64_t) {});
+}
+
+std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t)
+{
+  auto a = c.make();
+  std::size_t peak = 0;
+  std::uint64_t at = 0;
+  run(*a, t, all_events, [&](std::uint64_t done) {
+    std::size_t const reserved = a->counters().reserved_bytes;
+    if (reserved > peak) {
+      peak = reserved;
+      at = done;
+    }
+  });
+  return at;
+}
+
+}  // namespace fraglab

@@ -1,0 +1,22 @@
+// Driving an any_allocator through a trace event by event, for tools that stop part-way and
+// look at the allocator's state (fraglab dump). Same semantics as the replay loop: a free of
+// an id that is not live is skipped; an allocation that fails leaves its id unserved.
+#pragma once
+
+#include "experiments/registry/composition.hpp"
+#include "experiments/trace/trace.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace fraglab {
+
+inline constexpr std::uint64_t all_events = std::numeric_limits<std::uint64_t>::max();
+
+// Applies the first `events` events of `t` to `a` (a fresh allocator). Returns how many ran.
+std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events = all_events);
+
+// The number of events after which reserved bytes first reach their peak under `c`.
+std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t);
+
+}  // namespace fraglab
