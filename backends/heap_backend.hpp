@@ -4,6 +4,10 @@
 // the top is extended rather than abandoned. Memory goes back only from the top. The
 // footprint is the high-water mark of the top (stats().peak_acquired_bytes).
 //
+// An alignment above the granularity moves the break up to it first, as a program that
+// aligns its sbrk'd arenas would: the skipped gap belongs to no acquisition and is counted
+// in padding_bytes().
+//
 // Simulated: no memory is touched, addresses start at `base`.
 #pragma once
 
@@ -36,14 +40,15 @@ class heap_backend {
 
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
-    // The break is always granularity-aligned; larger alignments are not sbrk's to give.
     auto const size = detail::align_up_checked(n, p_.granularity);
-    if (n == 0 || alignment > p_.granularity || !size || *size > p_.capacity - stats_.acquired_bytes) {
+    std::uintptr_t const start = detail::align_up_address(top_, alignment > p_.granularity ? alignment : p_.granularity);
+    std::size_t const gap = start - top_;
+    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes || gap > p_.capacity - stats_.acquired_bytes - *size) {
       ++stats_.refusals;
       return {};
     }
-    std::uintptr_t const start = top_;
-    top_ += *size;
+    padding_ += gap;
+    top_ = start + *size;
     stats_.on_acquire(*size);
     return {start, *size};
   }
@@ -64,10 +69,12 @@ class heap_backend {
   [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
   [[nodiscard]] std::uintptr_t top() const noexcept { return top_; }
   [[nodiscard]] std::uintptr_t next_address() const noexcept { return top_; }
+  [[nodiscard]] std::size_t padding_bytes() const noexcept { return padding_; }
 
  private:
   params p_;
   std::uintptr_t top_;
+  std::size_t padding_ = 0;
   backend_stats stats_;
 };
 

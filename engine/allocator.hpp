@@ -33,6 +33,7 @@
 #include "policies/split_rules.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -107,7 +108,13 @@ class allocator {
     auto const rounded = cfg_.size.round(size);
     if (!rounded) return misuse(alloc_status::size_overflow);
     std::size_t need = *rounded;
-    if (alignment > granule) {
+    if (buddy()) {
+      // A buddy chunk is aligned to its own size within its region: ask for a chunk at least
+      // as large as the alignment instead of padding.
+      need = std::max(need, alignment);
+      if (need > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
+      need = std::bit_ceil(need);
+    } else if (alignment > granule) {
       auto const padded = detail::add_checked(need, alignment - granule);
       if (!padded) return misuse(alloc_status::size_overflow);
       need = *padded;
@@ -122,7 +129,7 @@ class allocator {
       ++stats_.failed_allocations;
       return {0, 0, status};
     }
-    return hand_out(c, pool, size, *rounded, alignment, stream);
+    return hand_out(c, pool, size, buddy() ? need : *rounded, alignment, stream);
   }
 
   free_status deallocate(std::uintptr_t address)
@@ -142,6 +149,7 @@ class allocator {
     ++stats_.deallocations;
     auto& ix = pools_[c->region->pool]->index;
     if (cfg_.coalesce.mode == coalesce_mode::immediate) c = merge_free_neighbours(c, ix);
+    else if (buddy()) c = merge_buddies(c, ix);
     ix.insert(*c);
     return free_status::ok;
   }
@@ -396,7 +404,11 @@ class allocator {
         c = body;
       }
     }
-    if (cfg_.split.should_split(c->size, rounded)) ix.insert(*split_at(c, rounded));
+    if (buddy()) {
+      while (c->size > rounded) ix.insert(*split_at(c, c->size / 2));
+    } else if (cfg_.split.should_split(c->size, rounded)) {
+      ix.insert(*split_at(c, rounded));
+    }
     c->in_use = true;
     c->requested = requested;
     c->stream = stream;
@@ -459,6 +471,22 @@ class allocator {
     return c;
   }
 
+  [[nodiscard]] bool buddy() const noexcept { return cfg_.coalesce.mode == coalesce_mode::buddy; }
+
+  // c is free and not in the index; merges it with its buddy while the buddy is free and of
+  // the same size (it is then c's address neighbour), and returns the survivor, unindexed.
+  chunk* merge_buddies(chunk* c, index_type& ix) noexcept
+  {
+    for (;;) {
+      bool const lower_half = ((c->address - c->region->base) / c->size) % 2 == 0;
+      chunk* b = lower_half ? c->next : c->prev;
+      if (b == nullptr || b->in_use || b->size != c->size) return c;
+      ix.erase(*b);
+      if (!lower_half) c = b;
+      absorb_next(c);
+    }
+  }
+
   // Deferred coalescing: merges every run of adjacent free chunks. Returns merges made.
   std::size_t coalesce_all_free()
   {
@@ -483,7 +511,7 @@ class allocator {
   // merges acquisitions and says where the next one starts, and a region ends there.
   region* merge_candidate(std::uint32_t pool) const noexcept
   {
-    if (!backend_.supports_merging()) return nullptr;
+    if (!backend_.supports_merging() || buddy()) return nullptr;
     std::uintptr_t next = 0;
     if constexpr (requires { backend_.next_address(); }) next = backend_.next_address();
     for (region* r : regions_)
@@ -503,7 +531,10 @@ class allocator {
     if (d.bytes == 0) return d.refusal;
     std::size_t bytes = d.bytes;
     for (;;) {
-      acquisition const a = backend_.acquire(bytes, cfg_.size.granule());
+      // Buddy offsets are relative to the region's base: aligning the base to its largest
+      // power of two makes every buddy chunk aligned to its own size in absolute terms.
+      std::size_t const alignment = buddy() ? std::max(cfg_.size.granule(), std::bit_floor(bytes)) : cfg_.size.granule();
+      acquisition const a = backend_.acquire(bytes, alignment);
       if (a) {
         cfg_.growth.on_acquired(a.size);
         add_region(pool, a, candidate, merge_tail);
@@ -539,9 +570,31 @@ class allocator {
       return;
     }
     region* r = new_region(a, pool);
+    if (buddy()) {
+      tile_with_powers_of_two(r, ix);
+      return;
+    }
     chunk* c = make_chunk(a.base, a.size, r);
     r->first = r->last = c;
     ix.insert(*c);
+  }
+
+  // Buddy: a region whose size is not a power of two is tiled by the largest powers of two
+  // from its base, each then at an offset that is a multiple of its size.
+  void tile_with_powers_of_two(region* r, index_type& ix)
+  {
+    std::size_t const granule = cfg_.size.granule();
+    std::size_t offset = 0;
+    while (r->size - offset >= granule) {
+      std::size_t const size = std::bit_floor(r->size - offset);
+      chunk* c = make_chunk(r->base + offset, size, r);
+      c->prev = r->last;
+      if (r->last != nullptr) r->last->next = c;
+      else r->first = c;
+      r->last = c;
+      ix.insert(*c);
+      offset += size;
+    }
   }
 
   void count_acquisition(acquisition a) noexcept

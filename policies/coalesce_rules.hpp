@@ -5,6 +5,12 @@
 // - deferred: frees leave neighbours apart; on a miss, every run of adjacent free chunks is
 //   merged before the allocator grows (Wilson et al. 1995, section 3.9 "deferred coalescing").
 // - never: chunks only ever get smaller (simple segregated storage).
+// - buddy: the binary buddy system (Knowlton 1965; Knuth TAOCP 2.5): every chunk is a power
+//   of two at an offset from its region's base that is a multiple of its size; a request
+//   takes a chunk of at least its size rounded up to a power of two, halved until it fits
+//   exactly (the upper halves become free chunks; the split rule is not consulted); a free
+//   chunk merges only with its buddy, the other half of the chunk it was split from, while
+//   that is free and whole. Regions are never merged, so offsets stay meaningful.
 //
 // Chunks of different regions never merge: a region is one backend acquisition, or several
 // adjacent ones where the backend allows merging.
@@ -15,7 +21,7 @@
 
 namespace fraglab {
 
-enum class coalesce_mode : std::uint8_t { immediate, deferred, never };
+enum class coalesce_mode : std::uint8_t { immediate, deferred, never, buddy };
 
 struct coalescing {
   coalesce_mode mode = coalesce_mode::immediate;
@@ -27,6 +33,7 @@ constexpr std::string_view to_string(coalesce_mode m) noexcept
     case coalesce_mode::immediate: return "immediate";
     case coalesce_mode::deferred: return "deferred";
     case coalesce_mode::never: return "never";
+    case coalesce_mode::buddy: return "buddy";
   }
   return "?";
 }

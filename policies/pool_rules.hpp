@@ -4,6 +4,10 @@
 // chunk is only ever reused by its own stream and regions belong to the stream that
 // acquired them, as in PyTorch's caching allocator (where blocks are ordered by stream
 // first). Pools never share regions, so coalescing never crosses pools.
+//
+// With size_class_pools each rounded size has its own pool and its own regions: simple
+// segregated storage (Wilson et al. 1995, section 3.6), whose blocks of one class are never
+// reused for another. Streams are then only tags.
 #pragma once
 
 #include "engine/chunk.hpp"
@@ -15,9 +19,11 @@ namespace fraglab {
 
 struct stream_pool_rule {
   bool per_stream = false;
+  bool size_class_pools = false;
 
-  [[nodiscard]] std::uint64_t pool_key(stream_id stream, std::size_t /*rounded*/) const noexcept
+  [[nodiscard]] std::uint64_t pool_key(stream_id stream, std::size_t rounded) const noexcept
   {
+    if (size_class_pools) return rounded;
     return per_stream ? stream : 0;
   }
 };

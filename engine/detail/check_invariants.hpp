@@ -7,10 +7,13 @@
 //   its pool's index; the counts of both agree with the containers;
 // - byte conservation: live, allocated and reserved equal the sums over chunks and regions,
 //   and reserved equals what the backend holds for us;
-// - with immediate coalescing, no two adjacent chunks of a region are free;
+// - with immediate coalescing, no two adjacent chunks of a region are free; with buddy
+//   coalescing, chunks are powers of two aligned to their size and no free chunk has a free
+//   buddy of its size;
 // - each index's own structure holds (ordering, bitmaps, augmentation).
 #pragma once
 
+#include <bit>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -52,6 +55,14 @@ std::string allocator<Policy, Backend>::check_invariants() const
       if (c->address != r->base + covered) return "chunks of region " + std::to_string(r->base) + " leave a gap or overlap";
       if (c->next != nullptr && c->next->prev != c) return "neighbour links broken at " + std::to_string(c->address);
       covered += c->size;
+      if (cfg_.coalesce.mode == coalesce_mode::buddy) {
+        std::size_t const offset = c->address - r->base;
+        if (!std::has_single_bit(c->size) || offset % c->size != 0)
+          return "buddy chunk at " + std::to_string(c->address) + " is not a power of two aligned to its size";
+        chunk const* buddy = (offset / c->size) % 2 == 0 ? c->next : c->prev;
+        if (!c->in_use && buddy != nullptr && !buddy->in_use && buddy->size == c->size)
+          return "free buddies at " + std::to_string(c->address) + " were not merged";
+      }
       bool const in_index = indexed[r->pool].count(c) != 0;
       if (c->in_use) {
         ++live_chunks;

@@ -10,7 +10,7 @@
 namespace fraglab {
 namespace {
 
-constexpr std::array<param_spec, 28> table{{
+constexpr std::array<param_spec, 29> table{{
     {"quantum", "size", "16", "requests round up to a multiple of this power of two; also the address granule"},
     {"min_size", "size", "16", "smallest chunk handed out"},
     {"header", "size", "0", "bytes added to every request before rounding (boundary-tag overhead)"},
@@ -20,7 +20,7 @@ constexpr std::array<param_spec, 28> table{{
     {"split_ratio", "split", "1", "split only when chunk >= split_ratio x request (or the next key holds)"},
     {"max_internal_fragmentation", "split", "unlimited", "split anyway when the remainder is at least this (TF)"},
     {"max_split_size", "split", "unlimited", "requests at least this large are never split (PyTorch)"},
-    {"coalesce", "coalesce", "immediate", "immediate, deferred (until a miss) or never"},
+    {"coalesce", "coalesce", "immediate", "immediate, deferred (until a miss), never, or buddy (binary buddy: halving splits, buddy-only merges)"},
     {"growth", "growth", "exact", "exact, doubling, fixed, segments or proportional (max(need, factor x held))"},
     {"initial_region", "growth", "2MiB", "fixed: the pool's size; doubling: the first region's size"},
     {"growth_factor", "growth", "2", "doubling: how much each region grows"},
@@ -39,6 +39,7 @@ constexpr std::array<param_spec, 28> table{{
     {"sli", "index", "5", "seglist: second-level index bits (2^sli lists per power of two)"},
     {"linear_limit", "index", "256", "seglist: exact size classes below this"},
     {"per_stream", "pools", "false", "one free index per stream: blocks are reused by their own stream only"},
+    {"size_class_pools", "pools", "false", "one free index and its own regions per rounded size (simple segregated storage)"},
 }};
 
 constexpr std::array<param_spec, 5> pytorch_table{{

@@ -39,7 +39,8 @@ coalescing coalescing_from_params(param_set const& p)
   if (m == "immediate") return {coalesce_mode::immediate};
   if (m == "deferred") return {coalesce_mode::deferred};
   if (m == "never") return {coalesce_mode::never};
-  bad_choice("coalesce", m, "immediate, deferred, never");
+  if (m == "buddy") return {coalesce_mode::buddy};
+  bad_choice("coalesce", m, "immediate, deferred, never, buddy");
 }
 
 growth_rule growth_from_params(param_set const& p)

@@ -37,6 +37,9 @@ typename Alloc::config config_from_params(param_set const& p)
   c.growth = growth_from_params(p);
   c.size = size_from_params(p);
   c.pools.per_stream = p.flag("per_stream");
+  c.pools.size_class_pools = p.flag("size_class_pools");
+  if (c.pools.per_stream && c.pools.size_class_pools)
+    throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
   c.size.validate();
   c.growth.validate();
   return c;

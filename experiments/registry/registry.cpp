@@ -11,13 +11,16 @@
 namespace fraglab {
 namespace {
 
-constexpr std::array<named_composition, 24> names{{
+constexpr std::array<named_composition, 26> names{{
     {"first_fit", "ao_tree", "first", presets::classic::defaults, "classic address-ordered first fit (J&W 1998), O(log n)"},
     {"first_fit_lifo", "list_lifo", "first", presets::classic::defaults, "classic first fit over a LIFO free list"},
     {"first_fit_fifo", "list_fifo", "first", presets::classic::defaults, "classic first fit over a FIFO free list"},
     {"next_fit", "ao_tree", "next", presets::classic::defaults, "classic address-ordered next fit, O(log n)"},
     {"best_fit", "tree", "best", presets::classic::defaults, "classic best fit (lowest address on ties)"},
     {"worst_fit", "tree", "worst", presets::classic::defaults, "classic worst fit"},
+    {"buddy", "tree", "best", presets::classic::buddy_defaults, "binary buddy system: power-of-two blocks, buddy-only merging"},
+    {"segregated_pow2", "list_lifo", "first", presets::classic::segregated_pow2_defaults,
+     "simple segregated storage: power-of-two classes, pages per class, no splitting or coalescing"},
     {"tlsf", "seglist", "good", presets::tlsf::defaults, "TLSF (Masmano et al. 2004): two-level segregated good fit, O(1)"},
     {"rmm_pool", "tree", "best", presets::rmm::defaults, "RMM pool_memory_resource: 256 B, best fit, grows by the pool size"},
     {"bins_best", "bins", "best", "", "TF BFC's shape: 21 power-of-two bins, best fit by (size, address)"},

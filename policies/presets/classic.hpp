@@ -13,9 +13,16 @@
 // of the address-ordered list scans (tests/engine/test_property.cpp proves it); the LIFO
 // and FIFO variants are the list scans themselves.
 //
-// Left out here: binary and double buddy systems and simple segregated storage need parts
-// of their own (power-of-two splitting with buddy-only merging; no splitting or coalescing
-// per class) and are not yet built.
+// buddy: the binary buddy system (coalesce=buddy: power-of-two chunks aligned to their size
+// within a region, halving splits, merging only with the buddy), best fit over the free
+// chunks (the smallest free power of two that holds the request, lowest address first),
+// one region per growth of the request's power of two (at least a page).
+// segregated_pow2: simple segregated storage: power-of-two classes, each class with its own
+// free list (LIFO) and its own pages, carved one block at a time, never split for another
+// class nor coalesced.
+//
+// Left out: the double buddy system and the 2^n / 3x2^n class variant of simple segregated
+// storage.
 #pragma once
 
 #include <string_view>
@@ -24,5 +31,9 @@ namespace fraglab::presets::classic {
 
 // Defaults every classic preset shares (KEY=VALUE, as `--set` takes them).
 inline constexpr std::string_view defaults = "quantum=16,min_size=16,header=0,growth=exact,coalesce=immediate";
+inline constexpr std::string_view buddy_defaults =
+    "quantum=16,min_size=16,header=0,size_classes=pow2,growth=exact,coalesce=buddy";
+inline constexpr std::string_view segregated_pow2_defaults =
+    "quantum=16,min_size=16,header=0,size_classes=pow2,growth=exact,coalesce=never,size_class_pools=true";
 
 }  // namespace fraglab::presets::classic
