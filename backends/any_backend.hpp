@@ -24,6 +24,7 @@ class any_backend {
     virtual std::string_view name() const = 0;
     virtual backend_stats const& stats() const = 0;
     virtual std::uintptr_t next_address() const = 0;  // 0: unknown
+    virtual acquisition acquire_mapping(std::size_t n) = 0;
   };
 
   template <class B>
@@ -41,6 +42,11 @@ class any_backend {
     {
       if constexpr (requires { impl.next_address(); }) return impl.next_address();
       else return 0;
+    }
+    acquisition acquire_mapping(std::size_t n) override
+    {
+      if constexpr (requires { impl.acquire_mapping(n); }) return impl.acquire_mapping(n);
+      else return impl.acquire(n, impl.granularity());
     }
     B impl;
   };
@@ -61,6 +67,9 @@ class any_backend {
   [[nodiscard]] std::string_view name() const { return impl_->name(); }
   [[nodiscard]] backend_stats const& stats() const { return impl_->stats(); }
   [[nodiscard]] std::uintptr_t next_address() const { return impl_->next_address(); }
+  // Memory apart from the growing space (mmap beside sbrk); a backend without such a space
+  // serves it as an ordinary acquisition.
+  acquisition acquire_mapping(std::size_t n) { return impl_->acquire_mapping(n); }
 
  private:
   std::unique_ptr<interface> impl_;

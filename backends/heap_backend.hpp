@@ -8,10 +8,15 @@
 // aligns its sbrk'd arenas would: the skipped gap belongs to no acquisition and is counted
 // in padding_bytes().
 //
+// acquire_mapping() serves memory apart from the heap, as mmap(2) beside sbrk: from its own
+// address range (at base + 2^40, released ranges reused first-fit), never adjacent to the
+// heap, so the break and the heap's top region are untouched. Capacity covers both.
+//
 // Simulated: no memory is touched, addresses start at `base`.
 #pragma once
 
 #include "backends/backend_stats.hpp"
+#include "backends/simulated_backend.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
@@ -32,7 +37,8 @@ class heap_backend {
  public:
   using params = heap_backend_params;
 
-  explicit heap_backend(params p = {}) : p_(p), top_(p.base)
+  explicit heap_backend(params p = {})
+      : p_(p), top_(p.base), mappings_(simulated_backend_params{.granularity = p.granularity, .base = p.base + mapping_offset})
   {
     if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
     if (p_.base % p_.granularity != 0) throw std::invalid_argument("base must be a multiple of the granularity");
@@ -53,8 +59,25 @@ class heap_backend {
     return {start, *size};
   }
 
+  acquisition acquire_mapping(std::size_t n)
+  {
+    auto const size = detail::align_up_checked(n, p_.granularity);
+    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes) {
+      ++stats_.refusals;
+      return {};
+    }
+    acquisition const a = mappings_.acquire(*size, p_.granularity);
+    if (a) stats_.on_acquire(a.size);
+    return a;
+  }
+
   bool release(std::uintptr_t base, std::size_t n)
   {
+    if (base >= p_.base + mapping_offset) {
+      if (!mappings_.release(base, n)) return false;
+      stats_.on_release(n);
+      return true;
+    }
     if (base + n != top_) return false;
     top_ = base;
     stats_.on_release(n);
@@ -72,8 +95,11 @@ class heap_backend {
   [[nodiscard]] std::size_t padding_bytes() const noexcept { return padding_; }
 
  private:
+  static constexpr std::uintptr_t mapping_offset = std::uintptr_t{1} << 40;
+
   params p_;
   std::uintptr_t top_;
+  simulated_backend mappings_;
   std::size_t padding_ = 0;
   backend_stats stats_;
 };

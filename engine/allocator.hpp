@@ -36,6 +36,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -147,10 +148,19 @@ class allocator {
     c->requested = 0;
     if (--c->region->live_chunks == 0) c->region->free_since = reclaim_clock();
     ++stats_.deallocations;
-    auto& ix = pools_[c->region->pool]->index;
+    pool_entry& pool = *pools_[c->region->pool];
+    auto& ix = pool.index;
     if (cfg_.coalesce.mode == coalesce_mode::immediate) c = merge_free_neighbours(c, ix);
     else if (buddy()) c = merge_buddies(c, ix);
     ix.insert(*c);
+    if (pool.dedicated) {
+      release(c->region);  // a mapping of its own goes back as soon as its block is freed
+      return free_status::ok;
+    }
+    if constexpr (requires(reclaim_view v) { cfg_.reclaim.after_free(v, c->size, c->next == nullptr, std::uintptr_t{}); }) {
+      reclaim_view view{*this};
+      cfg_.reclaim.after_free(view, c->size, c->next == nullptr, c->region->base);
+    }
     return free_status::ok;
   }
 
@@ -296,6 +306,7 @@ class allocator {
   struct pool_entry {
     std::uint64_t key;
     index_type index;
+    bool dedicated = false;  // every block has a mapping of its own (pool rule's mapping_size)
   };
 
   allocation misuse(alloc_status s) noexcept
@@ -334,7 +345,7 @@ class allocator {
   {
     for (std::uint32_t i = 0; i < pools_.size(); ++i)
       if (pools_[i]->key == key) return i;
-    pools_.push_back(std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)}));
+    pools_.push_back(std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index), false}));
     return static_cast<std::uint32_t>(pools_.size() - 1);
   }
 
@@ -344,6 +355,9 @@ class allocator {
     std::uint64_t const key = pools_[pool]->key;
     if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
       if (chunk* c = fit_type::select(ix, need)) return c;
+    if constexpr (requires { cfg_.pools.mapping_size(need, true); })
+      if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0)
+        if (chunk* c = map_dedicated(bytes)) return c;
     reclaim_view view{*this};
     if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
     auto grow_and_select = [&]() -> chunk* {
@@ -363,6 +377,47 @@ class allocator {
     if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0)
       if (chunk* c = grow_and_select()) return c;
     return nullptr;
+  }
+
+  bool pool_holds_memory(std::uint32_t pool) const noexcept
+  {
+    return std::any_of(regions_.begin(), regions_.end(), [&](region const* r) { return r->pool == pool; });
+  }
+
+  // A block with a mapping of its own (dlmalloc's mmap path): a region in the dedicated pool,
+  // from the backend's separate space, never split, released when freed.
+  chunk* map_dedicated(std::size_t bytes)
+  {
+    acquisition a;
+    if constexpr (requires { backend_.acquire_mapping(bytes); }) a = backend_.acquire_mapping(bytes);
+    else a = backend_.acquire(bytes, cfg_.size.granule());
+    if (!a) return nullptr;
+    std::uint32_t const pool = pool_for(dedicated_pool_key);
+    pools_[pool]->dedicated = true;
+    count_acquisition(a);
+    region* r = new_region(a, pool);
+    chunk* c = make_chunk(a.base, a.size, r);
+    r->first = r->last = c;
+    pools_[pool]->index.insert(*c);
+    return c;
+  }
+
+  bool trim_tail(std::uintptr_t base, std::size_t bytes)
+  {
+    auto it = std::find_if(regions_.begin(), regions_.end(), [&](region const* r) { return r->base == base; });
+    if (it == regions_.end()) return false;
+    region* r = *it;
+    chunk* tail = r->last;
+    if (tail->in_use || bytes == 0 || bytes >= tail->size || !backend_.release(r->end() - bytes, bytes)) return false;
+    auto& ix = pools_[r->pool]->index;
+    ix.erase(*tail);
+    tail->size -= bytes;
+    r->size -= bytes;
+    ix.insert(*tail);
+    stats_.reserved_bytes -= bytes;
+    stats_.total_released_bytes += bytes;
+    ++stats_.releases;
+    return true;
   }
 
   std::uint64_t reclaim_clock() const noexcept
@@ -385,6 +440,10 @@ class allocator {
           f(free_region{r->base, r->size, a_.pools_[r->pool]->key, r->free_since, r->first == r->last});
     }
     bool release(std::uintptr_t base) { return a_.release_region(base); }
+    // Gives `bytes` (a multiple of the backend's granularity, less than the chunk) from the
+    // end of the free last chunk of the region at `base` back to the backend, if the backend
+    // takes them (sbrk with a negative increment). Returns whether it did.
+    bool trim_region_tail(std::uintptr_t base, std::size_t bytes) { return a_.trim_tail(base, bytes); }
     [[nodiscard]] std::size_t reserved_bytes() const noexcept { return a_.stats_.reserved_bytes; }
 
    private:
@@ -394,7 +453,8 @@ class allocator {
   allocation hand_out(chunk* c, std::uint32_t pool, std::size_t requested, std::size_t rounded, std::size_t alignment,
                       stream_id stream)
   {
-    auto& ix = pools_[pool]->index;
+    pool_entry& owner = *pools_[c->region->pool];  // a dedicated mapping's pool, or `pool`
+    auto& ix = owner.index;
     ix.erase(*c);
     if (alignment > cfg_.size.granule()) {
       std::uintptr_t const aligned = detail::align_up_address(c->address, alignment);
@@ -406,7 +466,7 @@ class allocator {
     }
     if (buddy()) {
       while (c->size > rounded) ix.insert(*split_at(c, c->size / 2));
-    } else if (cfg_.split.should_split(c->size, rounded)) {
+    } else if (!owner.dedicated && should_split(ix, *c, rounded)) {
       ix.insert(*split_at(c, rounded));
     }
     c->in_use = true;
@@ -472,6 +532,17 @@ class allocator {
   }
 
   [[nodiscard]] bool buddy() const noexcept { return cfg_.coalesce.mode == coalesce_mode::buddy; }
+
+  // The split rule's answer, unless the index decides for chunks it treats specially
+  // (dlmalloc's top chunk splits for any remainder).
+  bool should_split(index_type& ix, chunk const& c, std::size_t rounded) const
+  {
+    if constexpr (requires { ix.split_override(c, rounded); })
+      if (std::optional<bool> const decided = ix.split_override(c, rounded)) return *decided;
+    return cfg_.split.should_split(c.size, rounded);
+  }
+
+  static constexpr std::uint64_t dedicated_pool_key = ~std::uint64_t{0};
 
   // c is free and not in the index; merges it with its buddy while the buddy is free and of
   // the same size (it is then c's address neighbour), and returns the survivor, unindexed.

@@ -56,17 +56,26 @@ constexpr std::array<param_spec, 3> tf_table{{
     {"garbage_collection", "tf_bfc", "false", "after a failed growth, release free regions when that makes room"},
 }};
 
+constexpr std::array<param_spec, 2> dlmalloc_table{{
+    {"mmap_threshold", "dlmalloc", "256KiB", "requests at least this large that nothing free serves get a mapping of their own"},
+    {"trim_threshold", "dlmalloc", "2MiB", "a free leaving more top than this gives whole pages back to the system"},
+}};
+
 constexpr std::array<param_spec, 2> backend_table{{
     {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
 }};
 
-std::array<param_spec, table.size() + pytorch_table.size() + tf_table.size() + backend_table.size()> const all = [] {
-  std::array<param_spec, table.size() + pytorch_table.size() + tf_table.size() + backend_table.size()> a{};
+constexpr std::size_t param_count =
+    table.size() + pytorch_table.size() + tf_table.size() + dlmalloc_table.size() + backend_table.size();
+
+std::array<param_spec, param_count> const all = [] {
+  std::array<param_spec, param_count> a{};
   std::size_t i = 0;
   for (auto const& p : table) a[i++] = p;
   for (auto const& p : pytorch_table) a[i++] = p;
   for (auto const& p : tf_table) a[i++] = p;
+  for (auto const& p : dlmalloc_table) a[i++] = p;
   for (auto const& p : backend_table) a[i++] = p;
   return a;
 }();

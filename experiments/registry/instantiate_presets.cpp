@@ -1,6 +1,7 @@
 // Presets that reproduce real allocators, with their own option names as parameters.
 #include "experiments/registry/composition_impl.hpp"
 #include "experiments/registry/instantiations.hpp"
+#include "policies/presets/dlmalloc.hpp"
 #include "policies/presets/pytorch_caching.hpp"
 #include "policies/presets/tf_bfc.hpp"
 
@@ -79,17 +80,37 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
   return std::make_unique<composition_of<tf::policy>>(std::move(name), tf::make_config<any_backend>(s), p, chosen);
 }
 
+std::unique_ptr<composition> make_dlmalloc(std::string name, param_set const& p, backend_choice const& b)
+{
+  namespace dl = presets::dlmalloc;
+  static constexpr std::array<std::string_view, 2> parts{"dlmalloc", "backend"};
+  check_keys(name, p, parts, {"memory_limit", "header"});
+  dl::settings s;
+  s.mmap_threshold = p.size("mmap_threshold");
+  s.trim_threshold = p.size("trim_threshold");
+  if (p.has("header")) s.header = p.size("header");
+  s.memory_limit = p.size("memory_limit");
+  if (p.has("granularity") && p.size("granularity") != dl::page)
+    throw std::invalid_argument("dlmalloc models a 4 KiB page: granularity cannot be changed");
+  backend_choice chosen = b;
+  if (chosen.kind.empty()) chosen.kind = "heap";
+  return std::make_unique<composition_of<dl::policy>>(std::move(name), dl::make_config<any_backend>(s), p, chosen);
+}
+
 }  // namespace
 
 std::span<preset const> preset_instantiations()
 {
-  static constexpr std::array<preset, 2> table{{
+  static constexpr std::array<preset, 3> table{{
       {"tf_bfc", "TensorFlow's BFC allocator (TF 2.12+): 256 B rounding, 21 bins, best fit, split at 2x, "
                  "doubling regions from 2 MiB",
        &make_tf_bfc},
       {"pytorch_caching", "PyTorch's CUDA caching allocator (2.x): 512 B rounding, small/large pools per stream, "
                           "2/20 MiB segments, best fit, its split rules",
        &make_pytorch_caching},
+      {"dlmalloc", "Doug Lea's malloc 2.8.6: exact small bins, tree bins, designated victim, top chunk, "
+                   "mmap above 256 KiB, 8 B boundary tags",
+       &make_dlmalloc},
   }};
   return table;
 }
