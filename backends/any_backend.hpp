@@ -25,6 +25,8 @@ class any_backend {
     virtual backend_stats const& stats() const = 0;
     virtual std::uintptr_t next_address() const = 0;  // 0: unknown
     virtual acquisition acquire_mapping(std::size_t n) = 0;
+    virtual acquisition reserve(std::size_t n, std::size_t alignment) = 0;
+    virtual acquisition acquire_at(std::uintptr_t address, std::size_t n) = 0;
   };
 
   template <class B>
@@ -48,6 +50,16 @@ class any_backend {
       if constexpr (requires { impl.acquire_mapping(n); }) return impl.acquire_mapping(n);
       else return impl.acquire(n, impl.granularity());
     }
+    acquisition reserve(std::size_t n, std::size_t alignment) override
+    {
+      if constexpr (requires { impl.reserve(n, alignment); }) return impl.reserve(n, alignment);
+      else return {};  // no address reservations: expandable pools cannot grow here
+    }
+    acquisition acquire_at(std::uintptr_t address, std::size_t n) override
+    {
+      if constexpr (requires { impl.acquire_at(address, n); }) return impl.acquire_at(address, n);
+      else return {};
+    }
     B impl;
   };
 
@@ -70,6 +82,9 @@ class any_backend {
   // Memory apart from the growing space (mmap beside sbrk); a backend without such a space
   // serves it as an ordinary acquisition.
   acquisition acquire_mapping(std::size_t n) { return impl_->acquire_mapping(n); }
+  // Address reservations and mapping at a chosen address (CUDA VMM); empty where unsupported.
+  acquisition reserve(std::size_t n, std::size_t alignment) { return impl_->reserve(n, alignment); }
+  acquisition acquire_at(std::uintptr_t address, std::size_t n) { return impl_->acquire_at(address, n); }
 
  private:
   std::unique_ptr<interface> impl_;

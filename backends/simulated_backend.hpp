@@ -9,6 +9,11 @@
 // grows upward from `base`. With `merging`, the space grows contiguously (holes are not
 // reused), consecutive acquisitions are adjacent, and the engine merges them into one region
 // (TF's SupportsCoalescing).
+//
+// Address reservations (cuMemAddressReserve): reserve() hands out a range from a separate
+// part of the space without counting any bytes; acquire_at() then maps bytes at a chosen
+// address inside a reservation (cuMemCreate + cuMemMap), counted against the capacity, and
+// release() of such bytes unmaps them; reservations are never given back.
 #pragma once
 
 #include "backends/backend_stats.hpp"
@@ -70,8 +75,33 @@ class simulated_backend {
     return {start, *size};
   }
 
+  // A range of `n` bytes (rounded to the granularity) aligned to `alignment`, with no memory.
+  acquisition reserve(std::size_t n, std::size_t alignment)
+  {
+    auto const size = detail::align_up_checked(n, p_.granularity);
+    if (n == 0 || !size) return {};
+    std::uintptr_t const start = detail::round_up_to_multiple(reserved_top_, alignment > p_.granularity ? alignment : p_.granularity);
+    reserved_top_ = start + *size;
+    return {start, *size};
+  }
+
+  // Maps `n` bytes at `address`, inside a reservation; the caller keeps mappings disjoint.
+  acquisition acquire_at(std::uintptr_t address, std::size_t n)
+  {
+    if (n == 0 || address < reservations_base() || n % p_.granularity != 0 || n > p_.capacity - stats_.acquired_bytes) {
+      ++stats_.refusals;
+      return {};
+    }
+    stats_.on_acquire(n);
+    return {address, n};
+  }
+
   bool release(std::uintptr_t base, std::size_t n)
   {
+    if (base >= reservations_base()) {
+      stats_.on_release(n);  // unmapped; the reservation stays
+      return true;
+    }
     give_back_range(base, n);
     stats_.on_release(n);
     return true;
@@ -107,8 +137,12 @@ class simulated_backend {
     else holes_.emplace(base, n);
   }
 
+  // Reservations live far above anything acquired directly.
+  [[nodiscard]] std::uintptr_t reservations_base() const noexcept { return p_.base + (std::uintptr_t{1} << 46); }
+
   params p_;
   std::uintptr_t top_;
+  std::uintptr_t reserved_top_ = reservations_base();
   std::map<std::uintptr_t, std::size_t> holes_;
   backend_stats stats_;
 };

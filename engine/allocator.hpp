@@ -171,6 +171,8 @@ class allocator {
   std::size_t release_free_regions()
   {
     std::size_t released = 0;
+    for (auto& pe : pools_)
+      if (pe->page != 0) released += unmap_free_tail(*pe);
     // Highest address first, so that an sbrk-like backend can lower its top region by region.
     std::vector<region*> order(regions_);
     std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base > b->base; });
@@ -307,6 +309,11 @@ class allocator {
     std::uint64_t key;
     index_type index;
     bool dedicated = false;  // every block has a mapping of its own (pool rule's mapping_size)
+    // Expandable pools (pool rule's reservation): one reserved address range, mapped in
+    // pages from its start; map_end is where the next pages go.
+    std::size_t page = 0;  // 0: an ordinary pool
+    std::size_t reservation_size = 0;
+    std::uintptr_t map_base = 0, map_end = 0, reservation_end = 0;
   };
 
   allocation misuse(alloc_status s) noexcept
@@ -345,7 +352,14 @@ class allocator {
   {
     for (std::uint32_t i = 0; i < pools_.size(); ++i)
       if (pools_[i]->key == key) return i;
-    pools_.push_back(std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index), false}));
+    auto entry = std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)});
+    if constexpr (requires { cfg_.pools.reservation(key); }) {
+      if (auto const spec = cfg_.pools.reservation(key)) {
+        entry->page = spec->page;
+        entry->reservation_size = spec->size;
+      }
+    }
+    pools_.push_back(std::move(entry));
     return static_cast<std::uint32_t>(pools_.size() - 1);
   }
 
@@ -590,8 +604,71 @@ class allocator {
     return nullptr;
   }
 
+  // An expandable pool maps pages at the end of its reservation, extending its free tail.
+  alloc_status grow_expandable(std::uint32_t pool, std::size_t need)
+  {
+    if constexpr (!requires(std::uintptr_t at, std::size_t n) {
+                    backend_.reserve(n, n);
+                    backend_.acquire_at(at, n);
+                  }) {
+      return alloc_status::backend_refused;  // this backend cannot reserve address space
+    } else {
+      return map_into_reservation(pool, need);
+    }
+  }
+
+  alloc_status map_into_reservation(std::uint32_t pool, std::size_t need)
+  {
+    pool_entry& pe = *pools_[pool];
+    if (pe.map_base == 0) {
+      acquisition const r = backend_.reserve(pe.reservation_size, pe.page);
+      if (!r) return alloc_status::backend_refused;
+      pe.map_base = pe.map_end = r.base;
+      pe.reservation_end = r.end();
+    }
+    region* candidate = nullptr;
+    for (region* r : regions_)
+      if (r->pool == pool && r->end() == pe.map_end) candidate = r;
+    std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use ? candidate->last->size : 0;
+    std::size_t const findable = findable_size<fit_type>(pe.index, need);
+    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, pe.page};
+    growth_decision const d = cfg_.growth.acquisition(ctx);
+    if (d.bytes == 0) return d.refusal;
+    if (d.bytes > pe.reservation_end - pe.map_end) return alloc_status::capacity;
+    acquisition const a = backend_.acquire_at(pe.map_end, d.bytes);
+    if (!a) return d.bytes > backend_.capacity() - backend_.acquired_bytes() ? alloc_status::capacity : alloc_status::backend_refused;
+    pe.map_end = a.end();
+    cfg_.growth.on_acquired(a.size);
+    add_region(pool, a, candidate, true);
+    return alloc_status::ok;
+  }
+
+  // empty_cache for an expandable pool: unmap the whole pages of its free tail (a region
+  // left with no live block goes entirely). Returns the bytes unmapped.
+  std::size_t unmap_free_tail(pool_entry& pe)
+  {
+    for (region* r : regions_) {
+      if (pools_[r->pool].get() != &pe || r->end() != pe.map_end || r->last->in_use) continue;
+      std::size_t const size = r->size;
+      if (r->live_chunks == 0) {
+        std::uintptr_t const base = r->base;
+        if (!release(r)) return 0;
+        pe.map_end = base;
+        return size;
+      }
+      // Pages count from the reservation's base.
+      std::uintptr_t const keep_to = pe.map_base + detail::round_up_to_multiple(r->last->address - pe.map_base, pe.page);
+      std::size_t const bytes = r->end() > keep_to ? r->end() - keep_to : 0;
+      if (bytes == 0 || !trim_tail(r->base, bytes)) return 0;
+      pe.map_end -= bytes;
+      return bytes;
+    }
+    return 0;
+  }
+
   alloc_status grow(std::uint32_t pool, std::size_t need)
   {
+    if (pools_[pool]->page != 0) return grow_expandable(pool, need);
     region* candidate = merge_candidate(pool);
     bool const merge_tail = candidate != nullptr && cfg_.coalesce.mode != coalesce_mode::never;
     std::size_t const tail_free = merge_tail && !candidate->last->in_use ? candidate->last->size : 0;

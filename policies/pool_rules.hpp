@@ -17,6 +17,13 @@
 
 namespace fraglab {
 
+// What a pool rule's reservation(key) returns for an expandable pool: the address space to
+// reserve for the pool and the page size it maps at a time.
+struct reservation_spec {
+  std::size_t size;
+  std::size_t page;
+};
+
 struct stream_pool_rule {
   bool per_stream = false;
   bool size_class_pools = false;

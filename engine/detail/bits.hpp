@@ -31,6 +31,12 @@ constexpr std::uintptr_t align_up_address(std::uintptr_t x, std::size_t q) noexc
   return (x + q - 1) & ~static_cast<std::uintptr_t>(q - 1);
 }
 
+// The next multiple of q (any positive q, e.g. PyTorch's 20 MiB pages) at or above x.
+constexpr std::uintptr_t round_up_to_multiple(std::uintptr_t x, std::size_t q) noexcept
+{
+  return (x + q - 1) / q * q;
+}
+
 // Rounds x up to a multiple of any q > 0; empty on overflow.
 constexpr std::optional<std::size_t> round_up_checked(std::size_t x, std::size_t q) noexcept
 {

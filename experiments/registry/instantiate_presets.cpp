@@ -33,7 +33,7 @@ std::size_t memory_limit(param_set const& p, backend_choice const& b, std::strin
   return static_cast<std::size_t>(static_cast<long double>(b.capacity) * fraction);
 }
 
-std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set const& p, backend_choice const& b)
+std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, backend_choice const& b, bool expandable)
 {
   namespace pt = presets::pytorch;
   static constexpr std::array<std::string_view, 2> parts{"pytorch_caching", "backend"};
@@ -54,6 +54,14 @@ std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set co
   if (s.garbage_collection_threshold > 0.0 && s.memory_limit == std::numeric_limits<std::size_t>::max())
     throw std::invalid_argument("garbage_collection_threshold needs a memory fraction: give per_process_memory_fraction "
                                 "and --capacity, or memory_limit");
+  s.expandable_segments = expandable;
+  if (expandable) {
+    if (s.garbage_collection_threshold > 0.0)
+      throw std::invalid_argument("garbage_collection_threshold is not modelled with expandable segments");
+    if (b.capacity != std::numeric_limits<std::size_t>::max()) s.device_memory = b.capacity;
+    if (!b.kind.empty() && b.kind != "simulated")
+      throw std::invalid_argument("pytorch_expandable needs address reservations: only the simulated backend has them");
+  }
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";
   auto config = pt::make_config<any_backend>(s);
@@ -97,17 +105,30 @@ std::unique_ptr<composition> make_dlmalloc(std::string name, param_set const& p,
   return std::make_unique<composition_of<dl::policy>>(std::move(name), dl::make_config<any_backend>(s), p, chosen);
 }
 
+std::unique_ptr<composition> make_pytorch_caching(std::string name, param_set const& p, backend_choice const& b)
+{
+  return make_pytorch(std::move(name), p, b, false);
+}
+
+std::unique_ptr<composition> make_pytorch_expandable(std::string name, param_set const& p, backend_choice const& b)
+{
+  return make_pytorch(std::move(name), p, b, true);
+}
+
 }  // namespace
 
 std::span<preset const> preset_instantiations()
 {
-  static constexpr std::array<preset, 3> table{{
+  static constexpr std::array<preset, 4> table{{
       {"tf_bfc", "TensorFlow's BFC allocator (TF 2.12+): 256 B rounding, 21 bins, best fit, split at 2x, "
                  "doubling regions from 2 MiB",
        &make_tf_bfc},
       {"pytorch_caching", "PyTorch's CUDA caching allocator (2.x): 512 B rounding, small/large pools per stream, "
                           "2/20 MiB segments, best fit, its split rules",
        &make_pytorch_caching},
+      {"pytorch_expandable", "PyTorch's caching allocator with expandable_segments:True: per-stream reserved ranges, "
+                             "2/20 MiB pages mapped at the end, no segment padding",
+       &make_pytorch_expandable},
       {"dlmalloc", "Doug Lea's malloc 2.8.6: exact small bins, tree bins, designated victim, top chunk, "
                    "mmap above 256 KiB, 8 B boundary tags",
        &make_dlmalloc},

@@ -45,6 +45,14 @@ struct tree_index {
       return it == set_.end() ? nullptr : &*it;
     }
 
+    // The chunk after c in (size, address) order, or null.
+    Chunk* successor(Chunk& c)
+    {
+      ++steps_;
+      auto it = std::next(set_.iterator_to(c));
+      return it == set_.end() ? nullptr : &*it;
+    }
+
     // The largest chunk, lowest address among equals.
     Chunk* largest()
     {

@@ -24,7 +24,20 @@
 // Left out: CUDA graph private pools; events and record_stream (a free is taken at
 // free_completed, when the block is reusable); the large pool's search counter (ages for
 // garbage collection) is shared across streams as in PyTorch, but segments are per stream
-// here as there. Expandable segments are the pytorch_expandable preset.
+// here as there.
+//
+// pytorch_expandable (expandable_segments:True) is the same policy with these settings:
+// - each (stream, pool) reserves 1.125 x the device's memory (--capacity, else 80 GiB) and
+//   maps pages of 2 MiB (small pool) or 20 MiB (large pool) at the end of what it has mapped;
+//   on a miss it maps (request - free tail) rounded up to the page, merging with the tail:
+//   no segment padding;
+// - any remainder of 512 B or more splits, in both pools;
+// - best fit passes over the free tail (which could expand) for the next block in order;
+// - empty_cache unmaps the whole pages of the free tail.
+// Left out for it: PyTorch also unmaps whole free pages in the middle of the range and maps
+// into such holes first; oversize release and garbage collection are not applied (PyTorch
+// skips expandable blocks when releasing oversize ones; garbage_collection_threshold with
+// expandable segments is refused rather than guessed).
 #pragma once
 
 #include "engine/allocator.hpp"
@@ -85,21 +98,34 @@ struct size_rule {
 };
 
 struct pool_rule {
+  bool expandable_segments = false;
+  std::size_t device_memory = std::size_t{80} << 30;
+
   [[nodiscard]] static std::uint64_t key(stream_id stream, bool small) noexcept { return stream * 2 + (small ? 0 : 1); }
   [[nodiscard]] std::uint64_t pool_key(stream_id stream, std::size_t rounded) const noexcept
   {
     return key(stream, rounded <= small_size);
   }
+  // Expandable segments: each (stream, pool) reserves 1.125 x the device's memory and maps
+  // 2 MiB (small pool) or 20 MiB (large pool) pages at a time.
+  [[nodiscard]] std::optional<reservation_spec> reservation(std::uint64_t key) const noexcept
+  {
+    if (!expandable_segments) return std::nullopt;
+    std::size_t const page = (key & 1) == 0 ? small_buffer : large_buffer;
+    std::size_t const wanted = device_memory + device_memory / 8;
+    return reservation_spec{(wanted + page - 1) / page * page, page};
+  }
 };
 
 struct split_rule {
   std::size_t max_split_size = unlimited;
+  bool expandable_segments = false;  // then any remainder of 512 B or more splits, in both pools
 
   [[nodiscard]] bool should_split(std::size_t block, std::size_t size) const noexcept
   {
     if (block <= size) return false;
     std::size_t const remaining = block - size;
-    if (size <= small_size) return remaining >= min_block;
+    if (size <= small_size || expandable_segments) return remaining >= min_block;
     return size < max_split_size && remaining > small_size;
   }
 };
@@ -107,10 +133,13 @@ struct split_rule {
 struct block_pool_params {
   std::size_t max_split_size = unlimited;
   std::size_t max_non_split_rounding = large_buffer;
+  bool expandable_segments = false;
 };
 
 // One pool's free blocks ordered by (size, address), with the oversize rules of
-// get_free_block().
+// get_free_block(). With expandable segments, best fit judges a block by the size it could
+// expand to: the free block at the end of the mapped range (unmapped space follows it) is
+// passed over for the next block in order, when there is one.
 struct block_pool_index {
   static constexpr const char* name = "pytorch_pool";
   using params = block_pool_params;
@@ -128,6 +157,8 @@ struct block_pool_index {
     {
       Chunk* c = base::find_best(n);
       if (c == nullptr) return nullptr;
+      if (p_.expandable_segments && c->next == nullptr)
+        if (Chunk* mapped = base::successor(*c)) c = mapped;
       if (n < p_.max_split_size && c->size >= p_.max_split_size) return nullptr;
       if (n >= p_.max_split_size && c->size >= n + p_.max_non_split_rounding) return nullptr;
       return c;
@@ -148,14 +179,19 @@ struct settings {
   std::array<std::size_t, power2_intervals> roundup_power2_divisions{};
   std::size_t memory_limit = unlimited;  // per-process memory fraction x device memory
   double garbage_collection_threshold = 0.0;  // 0: off; needs memory_limit
+  bool expandable_segments = false;           // the pytorch_expandable preset
+  std::size_t device_memory = std::size_t{80} << 30;  // sizes the expandable reservations
 };
 
 template <class Backend>
 typename allocator<policy, Backend>::config make_config(settings const& s = {})
 {
   typename allocator<policy, Backend>::config c;
-  c.index = {s.max_split_size, s.max_non_split_rounding};
+  c.index = {s.max_split_size, s.max_non_split_rounding, s.expandable_segments};
   c.split.max_split_size = s.max_split_size;
+  c.split.expandable_segments = s.expandable_segments;
+  c.pools.expandable_segments = s.expandable_segments;
+  c.pools.device_memory = s.device_memory;
   c.size.divisions = s.roundup_power2_divisions;
   c.coalesce.mode = coalesce_mode::immediate;
   c.growth.kind = growth_kind::segments;
@@ -169,6 +205,11 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   c.reclaim.max_split_size = s.max_split_size;
   c.reclaim.garbage_collection_threshold = s.garbage_collection_threshold;
   c.reclaim.allowed_memory = s.memory_limit;
+  if (s.expandable_segments) {
+    c.growth.kind = growth_kind::exact;  // map (request - free tail) rounded to the pool's page
+    c.reclaim.max_split_size = unlimited;  // PyTorch never releases expandable blocks one by one
+    c.reclaim.garbage_collection_threshold = 0.0;
+  }
   return c;
 }
 

@@ -246,6 +246,63 @@ TEST(PyTorchCaching, MemoryStatsUsePyTorchsNamesAndMeanings)
   (void)z;
 }
 
+std::unique_ptr<A> make_expandable(std::size_t device = 1024 * MiB)
+{
+  pt::settings s;
+  s.expandable_segments = true;
+  s.device_memory = device;
+  return make_on_device(s, device);
+}
+
+TEST(PyTorchExpandable, MapsPagesAtTheEndOfOneRangePerPoolWithoutSegmentPadding)
+{
+  auto a = make_expandable();
+  auto x = a->allocate(1000);     // small pool: one 2 MiB page
+  auto y = a->allocate(3 * MiB);  // large pool: one 20 MiB page
+  EXPECT_EQ(a->stats().reserved_bytes, 22 * MiB);
+  // 30 MiB: the free tail holds 17 MiB, so 13 MiB more are needed: one more 20 MiB page,
+  // mapped right after and merged with the tail. (pytorch_caching would add a 30 MiB segment.)
+  auto z = a->allocate(30 * MiB);
+  EXPECT_EQ(z.address, y.address + 3 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 42 * MiB);
+  EXPECT_EQ(z.size, 30 * MiB);  // split: the remainder (7 MiB) is at least 512 B
+  EXPECT_EQ(a->check_invariants(), "");
+  (void)x;
+}
+
+TEST(PyTorchExpandable, BestFitPassesOverTheFreeTailForABlockThatCannotExpand)
+{
+  auto a = make_expandable();
+  auto p = a->allocate(8 * MiB);  // one 20 MiB page: p, then a 12 MiB tail
+  auto q = a->allocate(2 * MiB);
+  auto r = a->allocate(3 * MiB);  // the tail is 7 MiB now
+  a->deallocate(p.address);       // 8 MiB free at the start
+  // 6 MiB: the 7 MiB tail is the smallest fit, but it could expand without end, so PyTorch
+  // takes the next block in order, p's 8 MiB.
+  EXPECT_EQ(a->allocate(6 * MiB).address, p.address);
+  (void)q;
+  (void)r;
+}
+
+TEST(PyTorchExpandable, EmptyCacheUnmapsTheWholePagesOfTheFreeTail)
+{
+  auto a = make_expandable();
+  auto x = a->allocate(8 * MiB);   // page 1
+  auto b = a->allocate(25 * MiB);  // 12 MiB tail + 13 MiB: page 2
+  ASSERT_EQ(a->stats().reserved_bytes, 40 * MiB);
+  a->deallocate(b.address);  // a 32 MiB free tail from 8 MiB to 40 MiB
+  EXPECT_EQ(a->release_free_regions(), 20 * MiB);  // page 2 lies wholly in the tail
+  EXPECT_EQ(a->stats().reserved_bytes, 20 * MiB);
+  auto z = a->allocate(30 * MiB);  // the tail (12 MiB) grows by one page again
+  EXPECT_EQ(z.address, x.address + 8 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 40 * MiB);
+  a->deallocate(z.address);
+  a->deallocate(x.address);
+  EXPECT_EQ(a->release_free_regions(), 40 * MiB);  // nothing live: every page goes
+  EXPECT_EQ(a->allocate(1 * MiB + 1).address, x.address);  // mapping starts again at the range's base
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
 // The bar: every decision PyTorch recorded, reproduced.
 std::filesystem::path shared_traces()
 {
