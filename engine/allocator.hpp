@@ -108,19 +108,23 @@ class allocator {
     if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
     auto const rounded = cfg_.size.round(size);
     if (!rounded) return misuse(alloc_status::size_overflow);
-    std::size_t need = *rounded;
-    if (buddy()) {
-      // A buddy chunk is aligned to its own size within its region: ask for a chunk at least
-      // as large as the alignment instead of padding.
-      need = std::max(need, alignment);
-      if (need > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
-      need = std::bit_ceil(need);
+    std::size_t chunk_size = *rounded;  // what the chunk handed out will be
+    std::size_t need = chunk_size;       // what the search asks for
+    if (alignment > granule && naturally_aligned(alignment)) {
+      // Buddy chunks, and blocks carved from pages of one power-of-two class, are aligned to
+      // their own size: ask for a block at least as large as the alignment instead of padding.
+      if (alignment > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
+      chunk_size = need = std::max(need, alignment);
     } else if (alignment > granule) {
       auto const padded = detail::add_checked(need, alignment - granule);
       if (!padded) return misuse(alloc_status::size_overflow);
       need = *padded;
     }
-    std::uint64_t const key = cfg_.pools.pool_key(stream, *rounded);
+    if (buddy()) {
+      if (need > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
+      chunk_size = need = std::bit_ceil(need);
+    }
+    std::uint64_t const key = cfg_.pools.pool_key(stream, chunk_size);
     if constexpr (requires { cfg_.reclaim.on_search(key); }) cfg_.reclaim.on_search(key);
     std::uint32_t const pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
@@ -130,7 +134,7 @@ class allocator {
       ++stats_.failed_allocations;
       return {0, 0, status};
     }
-    return hand_out(c, pool, size, buddy() ? need : *rounded, alignment, stream);
+    return hand_out(c, size, chunk_size, alignment, stream);
   }
 
   free_status deallocate(std::uintptr_t address)
@@ -464,10 +468,10 @@ class allocator {
     allocator& a_;
   };
 
-  allocation hand_out(chunk* c, std::uint32_t pool, std::size_t requested, std::size_t rounded, std::size_t alignment,
+  allocation hand_out(chunk* c, std::size_t requested, std::size_t rounded, std::size_t alignment,
                       stream_id stream)
   {
-    pool_entry& owner = *pools_[c->region->pool];  // a dedicated mapping's pool, or `pool`
+    pool_entry& owner = *pools_[c->region->pool];  // the request's pool, or a dedicated mapping's
     auto& ix = owner.index;
     ix.erase(*c);
     if (alignment > cfg_.size.granule()) {
@@ -546,6 +550,17 @@ class allocator {
   }
 
   [[nodiscard]] bool buddy() const noexcept { return cfg_.coalesce.mode == coalesce_mode::buddy; }
+
+  // Whether a block of at least `alignment` bytes is aligned to it: buddy chunks (regions
+  // are aligned to their size), and simple segregated storage's blocks, carved in order from
+  // pages of one class, up to the backend's page alignment.
+  [[nodiscard]] bool naturally_aligned(std::size_t alignment) const noexcept
+  {
+    if (buddy()) return true;
+    if constexpr (requires { cfg_.size.power_of_two_classes; cfg_.pools.size_class_pools; })
+      return cfg_.size.power_of_two_classes && cfg_.pools.size_class_pools && alignment <= backend_.granularity();
+    else return false;
+  }
 
   // The split rule's answer, unless the index decides for chunks it treats specially
   // (dlmalloc's top chunk splits for any remainder).

@@ -24,6 +24,7 @@ struct frag_observer {
   double ratio_sum = 0;
   std::uint64_t ratio_samples = 0;
   std::size_t peak_live = 0, peak_reserved = 0, reserved_at_peak_live = 0, live_at_peak_reserved = 0;
+  std::uint64_t observation_steps = 0;  // index steps spent measuring, not deciding
 
   static double ratio(std::size_t reserved, std::size_t live)
   {
@@ -35,35 +36,38 @@ template <bool Observe, class Alloc>
 std::uint64_t run_events(Alloc& a, trace::trace const& t, replay_options const& o, replay_result& r,
                          frag_observer& f)
 {
-  std::vector<std::uintptr_t> address(t.slots, 0);
-  std::vector<slot_state> state(t.slots, slot_state::empty);
+  // One record per trace id: where its block lives and whether it is live.
+  struct slot {
+    std::uintptr_t address = 0;
+    slot_state state = slot_state::empty;
+  };
+  std::vector<slot> slots(t.slots);
   std::uint64_t processed = 0;
   for (trace::event const& e : t.events) {
     ++processed;
     if (e.kind == trace::op::alloc) {
-      if (state[e.slot] == slot_state::live) {
+      if (slots[e.slot].state == slot_state::live) {
         if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
         if constexpr (Observe) ++r.duplicate_allocs;
         continue;
       }
       allocation const got = a.allocate(e.size, e.alignment, e.stream);
       if (got) {
-        address[e.slot] = got.address;
-        state[e.slot] = slot_state::live;
+        slots[e.slot] = {got.address, slot_state::live};
       } else {
-        state[e.slot] = slot_state::failed;
+        slots[e.slot].state = slot_state::failed;
         if constexpr (Observe) ++r.failed_allocs;
         if (o.stop_on_failure) break;
       }
     } else {
-      slot_state const s = state[e.slot];
+      slot_state const s = slots[e.slot].state;
       if (s == slot_state::empty) {
         if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": free of an id that is not live");
         if constexpr (Observe) ++r.unknown_frees;
         continue;
       }
-      state[e.slot] = slot_state::empty;
-      if (s == slot_state::live) a.deallocate(address[e.slot]);
+      slots[e.slot].state = slot_state::empty;
+      if (s == slot_state::live) a.deallocate(slots[e.slot].address);
     }
     if constexpr (Observe) {
       auto const& c = a.counters();
@@ -79,7 +83,9 @@ std::uint64_t run_events(Alloc& a, trace::trace const& t, replay_options const& 
         f.peak_reserved = c.reserved_bytes;
         f.live_at_peak_reserved = c.live_bytes;
         std::size_t const free_bytes = c.reserved_bytes - c.allocated_bytes;
+        std::uint64_t const steps_before = a.index_steps();
         std::size_t const largest = a.largest_free_bytes();
+        f.observation_steps += a.index_steps() - steps_before;
         r.ext_frag_at_peak = free_bytes == 0 ? 0.0 : static_cast<double>(free_bytes - largest) / static_cast<double>(free_bytes);
         r.free_chunks_at_peak = a.free_chunk_count();
       }
@@ -108,7 +114,8 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     r.peak_reserved_bytes = c.peak_reserved_bytes;
     r.acquisitions = c.acquisitions;
     r.releases = c.releases;
-    r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(a->index_steps()) / static_cast<double>(r.events);
+    std::uint64_t const decision_steps = a->index_steps() - f.observation_steps;
+    r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(decision_steps) / static_cast<double>(r.events);
   }
   r.frag1 = f.ratio_samples == 0 ? 0.0 : f.ratio_sum / static_cast<double>(f.ratio_samples);
   r.frag2 = detail::frag_observer::ratio(f.reserved_at_peak_live, f.peak_live);
