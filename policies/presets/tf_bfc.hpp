@@ -21,8 +21,10 @@
 //
 // Left out: the timestamped (deferred, stream-safe) coalescing option; the sub-allocator's
 // SupportsCoalescing merging of adjacent regions (TF's GPU sub-allocator does not);
-// fragmentation_fraction as a split threshold; TF's stats are provided as fraglab's
-// stats() (bytes_in_use = allocated_bytes, pool_bytes = reserved_bytes, ...).
+// fragmentation_fraction as a split threshold.
+//
+// TF's stats (under TF's names), bin debug info, occupancy rendering and memory log:
+// tf_memory_dump.hpp, for this or any other policy.
 #pragma once
 
 #include "engine/allocator.hpp"
