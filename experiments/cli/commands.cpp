@@ -1,4 +1,5 @@
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/options.hpp"
 
 #include "experiments/gen/workloads.hpp"
 #include "experiments/output/results_format.hpp"
@@ -6,6 +7,7 @@
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/replay/drive.hpp"
+#include "experiments/replay/run_cells.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/native_text.hpp"
@@ -25,49 +27,6 @@
 namespace po = boost::program_options;
 
 namespace fraglab::cli {
-namespace {
-
-po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
-                        po::positional_options_description const& positional)
-{
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
-  po::notify(vm);
-  return vm;
-}
-
-std::size_t size_option(std::string const& name, std::string const& text)
-{
-  auto const n = parse_size(text);
-  if (!n) throw std::invalid_argument("--" + name + ": expected a size such as 4096, 512MiB or 80GiB, got '" + text + "'");
-  return *n;
-}
-
-// The options that say which allocator runs: --set, --capacity, --backend.
-void add_allocator_options(po::options_description& desc)
-{
-  desc.add_options()                                                                              //
-      ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")           //
-      ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")  //
-      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)");
-}
-
-struct allocator_options {
-  param_set user;
-  backend_choice backend;
-};
-
-allocator_options read_allocator_options(po::variables_map const& vm)
-{
-  allocator_options o;
-  if (vm.count("set"))
-    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) o.user.set_assignment(kv);
-  if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
-  if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
-  return o;
-}
-
-}  // namespace
 
 std::vector<std::string> split_policy_list(std::vector<std::string> const& values)
 {
@@ -135,6 +94,7 @@ int replay(std::vector<std::string> const& args)
       ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")                  //
       ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output")         //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
+      ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1 apart from timing)")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation");
   add_allocator_options(desc);
@@ -163,9 +123,10 @@ int replay(std::vector<std::string> const& args)
   std::vector<trace::trace> traces;
   for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
 
-  std::vector<std::vector<std::string>> rows;
-  for (auto const& t : traces)
-    for (auto const& c : compositions) rows.push_back(result_cells(c->replay(t, options)));
+  auto const rows = run_cells<std::vector<std::string>>(
+      traces.size() * compositions.size(), vm["jobs"].as<unsigned>(), [&](std::size_t cell) {
+        return result_cells(compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options));
+      });
   std::string const out = format_rows(result_columns(), rows, format);
   if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out);
   else std::cout << out;

@@ -13,6 +13,10 @@ int replay(std::vector<std::string> const& args);
 int gen(std::vector<std::string> const& args);
 int verify(std::vector<std::string> const& args);
 int dump(std::vector<std::string> const& args);
+int info(std::vector<std::string> const& args);
+int sweep(std::vector<std::string> const& args);
+int capacity(std::vector<std::string> const& args);
+int merge(std::vector<std::string> const& args);
 
 // Splits -p values: commas separate policies, except that KEY=VALUE pieces after a
 // `compose:` spec continue that spec.

@@ -17,6 +17,10 @@ constexpr char const* usage = R"(usage: fraglab COMMAND [ARGS]
 commands:
   policies [--keys]                          list compositions (and with --keys every parameter)
   replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
+  sweep TRACE... -p P --vary KEY=V1,V2,...   replay over a parameter grid (--jobs N, --shard I/N)
+  merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
+  capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
+  info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
   verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
@@ -41,6 +45,10 @@ int main(int argc, char** argv)
     if (command == "gen") return fraglab::cli::gen(args);
     if (command == "verify") return fraglab::cli::verify(args);
     if (command == "dump") return fraglab::cli::dump(args);
+    if (command == "info") return fraglab::cli::info(args);
+    if (command == "sweep") return fraglab::cli::sweep(args);
+    if (command == "capacity") return fraglab::cli::capacity(args);
+    if (command == "merge") return fraglab::cli::merge(args);
     std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
     return 2;
   } catch (fraglab::input_error const& e) {

@@ -31,6 +31,7 @@ class any_allocator {
   [[nodiscard]] virtual allocator_stats const& counters() const = 0;
   [[nodiscard]] virtual std::string check_invariants() const = 0;
   virtual void visit_chunks(std::function<void(chunk_view const&)> const& f) const = 0;
+  [[nodiscard]] virtual std::size_t backend_granularity() const = 0;
 };
 
 struct backend_choice {

@@ -34,6 +34,7 @@ class allocator_adapter final : public any_allocator {
   allocator_stats const& counters() const override { return a_.counters(); }
   std::string check_invariants() const override { return a_.check_invariants(); }
   void visit_chunks(std::function<void(chunk_view const&)> const& f) const override { a_.visit_chunks(f); }
+  std::size_t backend_granularity() const override { return a_.backend().granularity(); }
 
  private:
   Alloc a_;

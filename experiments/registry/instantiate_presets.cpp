@@ -75,8 +75,10 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
 {
   namespace tf = presets::tf;
   static constexpr std::array<std::string_view, 2> parts{"tf_bfc", "backend"};
-  check_keys(name, p, parts, {"memory_limit", "max_internal_fragmentation"});
+  check_keys(name, p, parts, {"memory_limit", "max_internal_fragmentation", "split_ratio"});
   tf::settings s;
+  if (p.has("split_ratio")) s.split_ratio = p.real("split_ratio");  // TF splits at 2x
+  if (!(s.split_ratio >= 1.0)) throw std::invalid_argument("parameter split_ratio: must be at least 1");
   s.allow_growth = p.flag("allow_growth");
   s.garbage_collection = p.flag("garbage_collection");
   s.max_internal_fragmentation = p.size("max_internal_fragmentation");

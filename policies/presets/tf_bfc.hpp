@@ -47,6 +47,7 @@ struct settings {
   bool allow_growth = true;
   bool garbage_collection = false;
   std::size_t max_internal_fragmentation = std::size_t{128} << 20;
+  double split_ratio = 2.0;  // not a TF option: TF splits at 2x; varied in split-ratio studies
 };
 
 template <class Backend>
@@ -55,7 +56,7 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   typename allocator<policy, Backend>::config c;
   c.index = {min_allocation, 21};
   c.size = {.quantum = min_allocation, .min_size = min_allocation};
-  c.split.ratio = 2.0;
+  c.split.ratio = s.split_ratio;
   c.split.max_internal_fragmentation = s.max_internal_fragmentation;
   c.coalesce.mode = coalesce_mode::immediate;
   c.growth.kind = growth_kind::doubling;

@@ -83,6 +83,40 @@ expect "garbage_collection_threshold without a memory fraction is refused" '[[ $
   --set per_process_memory_fraction=0.5 --set garbage_collection_threshold=0.6 >/dev/null; rc=$?
 expect "garbage_collection_threshold with a memory fraction runs" '[[ $rc -eq 0 ]]'
 
+out=$("$fraglab" info "$work/p.trace"); rc=$?
+expect "info prints key: value statistics" '[[ $rc -eq 0 && $out == *"events: "* && $out == *"peak_live_bytes: "* && $out == *"size_median: "* && $out == *"lifetime_median_events: "* ]]'
+printf 'a 1 100\na 2 50\nf 1\na 3 70\n' > "$work/tiny.trace"
+out=$("$fraglab" info "$work/tiny.trace")
+expect "info counts peak live bytes and blocks never freed" '[[ $out == *"peak_live_bytes: 150"* && $out == *"never_freed: 2"* ]]'
+
+grid=(-p tf_bfc,best_fit --vary split_ratio=1,2,4 --vary max_internal_fragmentation=128MiB,1KiB --set memory_limit=1GiB --format csv)
+"$fraglab" sweep "$work/p.trace" "${grid[@]}" -o "$work/sweep1.csv"; rc=$?
+header=$(head -1 "$work/sweep1.csv")
+expect "sweep adds a column per varied key" '[[ $rc -eq 0 && $header == cell,trace,policy,split_ratio,max_internal_fragmentation,events,* ]]'
+expect "sweep runs every cell of the grid" '[[ $(wc -l < "$work/sweep1.csv") -eq 13 ]]'
+"$fraglab" sweep "$work/p.trace" "${grid[@]}" --jobs 2 -o "$work/sweep2.csv"
+expect "sweep --jobs 2 gives the rows of --jobs 1" 'cmp -s <(cut -d, -f1-18 "$work/sweep1.csv") <(cut -d, -f1-18 "$work/sweep2.csv")'
+for i in 1 2 3; do "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard $i/3 -o "$work/part$i.csv"; done
+"$fraglab" merge "$work/part3.csv" "$work/part1.csv" "$work/part2.csv" --format csv -o "$work/merged.csv"; rc=$?
+expect "merge joins the shards into the unsharded table" '[[ $rc -eq 0 ]] && cmp -s <(cut -d, -f1-18 "$work/sweep1.csv") <(cut -d, -f1-18 "$work/merged.csv")'
+err=$("$fraglab" merge "$work/part1.csv" "$work/part3.csv" 2>&1); rc=$?
+expect "merge refuses a missing shard" '[[ $rc -eq 2 && $err == *"is missing"* ]]'
+err=$("$fraglab" merge "$work/part1.csv" "$work/part1.csv" 2>&1); rc=$?
+expect "merge refuses a duplicated cell with FILE:LINE" '[[ $rc -eq 2 && $err == *part1.csv:2:*appears\ twice* ]]'
+"$fraglab" sweep "$work/p.trace" -p best_fit --vary split_ratio=0.5 >/dev/null 2>&1; rc=$?
+expect "sweep rejects a bad grid value before running" '[[ $rc -eq 2 ]]'
+"$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard 4/3 >/dev/null 2>&1; rc=$?
+expect "sweep rejects a bad shard" '[[ $rc -eq 2 ]]'
+
+out=$("$fraglab" capacity "$work/tiny.trace" -p first_fit,pytorch_caching --format csv); rc=$?
+expect "capacity finds the smallest serving capacity to the granularity" \
+  '[[ $rc -eq 0 && $out == *"tiny.trace,first_fit,4096,4096,4096,"* && $out == *"tiny.trace,pytorch_caching,2097152,"* ]]'
+out=$("$fraglab" capacity "$work/p.trace" -p tf_bfc --format csv | tail -1)
+min=$(echo "$out" | cut -d, -f3)
+one_less=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity $((min - 256)) --format csv | tail -1 | cut -d, -f6)
+served=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity "$min" --format csv | tail -1 | cut -d, -f6)
+expect "capacity is exact: one granule less fails ($min)" '[[ $one_less -gt 0 && $served -eq 0 ]]'
+
 # The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
 snapshots=$(dirname "$0")/../../../shared/traces/pytorch
 if [[ -d $snapshots ]]; then

@@ -1,0 +1,327 @@
+// fraglab info, sweep, capacity and merge: the commands that run many cells of an experiment.
+#include "experiments/cli/commands.hpp"
+#include "experiments/cli/options.hpp"
+#include "experiments/output/results_format.hpp"
+#include "experiments/replay/run_cells.hpp"
+#include "experiments/trace/input_error.hpp"
+#include "experiments/trace/read_trace.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace fraglab::cli {
+namespace {
+
+std::vector<std::string> split(std::string_view s, char sep)
+{
+  std::vector<std::string> parts;
+  while (true) {
+    std::size_t const at = s.find(sep);
+    parts.emplace_back(s.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    s.remove_prefix(at + 1);
+  }
+}
+
+std::vector<trace::trace> read_traces(po::variables_map const& vm)
+{
+  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  std::vector<trace::trace> traces;
+  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
+  return traces;
+}
+
+std::vector<std::string> policy_specs(po::variables_map const& vm)
+{
+  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
+  return split_policy_list(vm["policy"].as<std::vector<std::string>>());
+}
+
+// --shard I/N: this process runs the cells whose index is I-1 modulo N.
+std::pair<std::size_t, std::size_t> shard_option(po::variables_map const& vm)
+{
+  if (!vm.count("shard")) return {0, 1};
+  std::string const text = vm["shard"].as<std::string>();
+  auto const parts = split(text, '/');
+  std::size_t i = 0, n = 0;
+  bool ok = parts.size() == 2;
+  if (ok) {
+    std::istringstream a(parts[0]), b(parts[1]);
+    ok = static_cast<bool>(a >> i) && a.eof() && static_cast<bool>(b >> n) && b.eof() && n > 0 && i >= 1 && i <= n;
+  }
+  if (!ok) throw std::invalid_argument("--shard: expected I/N with 1 <= I <= N, got '" + text + "'");
+  return {i - 1, n};
+}
+
+std::string quantile(std::vector<std::size_t>& v, double q)
+{
+  if (v.empty()) return "0";
+  std::size_t const k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return std::to_string(v[k]);
+}
+
+}  // namespace
+
+int info(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab info TRACE...");
+  desc.add_options()("help,h", "this help")("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  for (trace::trace const& t : read_traces(vm)) {
+    std::vector<std::size_t> sizes, lifetimes;
+    std::vector<std::uint64_t> born(t.slots, 0);
+    std::vector<std::size_t> size_of(t.slots, 0);
+    std::vector<bool> live(t.slots, false);
+    std::size_t live_bytes = 0, peak_live = 0, live_count = 0, peak_count = 0, aligned = 0;
+    std::map<std::uint64_t, std::size_t> streams;
+    std::uint64_t index = 0;
+    for (trace::event const& e : t.events) {
+      ++index;
+      if (e.kind == trace::op::alloc) {
+        if (live[e.slot]) continue;
+        live[e.slot] = true;
+        born[e.slot] = index;
+        size_of[e.slot] = e.size;
+        sizes.push_back(e.size);
+        live_bytes += e.size;
+        peak_live = std::max(peak_live, live_bytes);
+        peak_count = std::max(peak_count, ++live_count);
+        aligned += e.alignment > 16 ? 1 : 0;
+        ++streams[e.stream];
+      } else if (live[e.slot]) {
+        live[e.slot] = false;
+        live_bytes -= size_of[e.slot];
+        --live_count;
+        lifetimes.push_back(index - born[e.slot]);
+      }
+    }
+    std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+    std::cout << "trace: " << t.name << '\n'
+              << "events: " << t.events.size() << '\n'
+              << "allocs: " << t.allocs << '\n'
+              << "frees: " << t.frees << '\n'
+              << "recorded_failures: " << t.recorded_failures << '\n'
+              << "peak_live_bytes: " << peak_live << '\n'
+              << "peak_live_blocks: " << peak_count << '\n'
+              << "live_at_end_bytes: " << live_bytes << '\n'
+              << "never_freed: " << live_count << '\n'
+              << "streams: " << streams.size() << '\n'
+              << "aligned_above_16: " << aligned << '\n'
+              << "size_mean: " << (sizes.empty() ? 0 : total / sizes.size()) << '\n'
+              << "size_min: " << quantile(sizes, 0.0) << '\n'
+              << "size_median: " << quantile(sizes, 0.5) << '\n'
+              << "size_p99: " << quantile(sizes, 0.99) << '\n'
+              << "size_max: " << quantile(sizes, 1.0) << '\n'
+              << "lifetime_median_events: " << quantile(lifetimes, 0.5) << '\n'
+              << "lifetime_p99_events: " << quantile(lifetimes, 0.99) << '\n'
+              << "lifetime_max_events: " << quantile(lifetimes, 1.0) << '\n';
+  }
+  return 0;
+}
+
+int sweep(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab sweep TRACE... -p P[,P...] --vary KEY=V1,V2,... [--vary ...] [options]");
+  desc.add_options()("help,h", "this help")                                                          //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")              //
+      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
+      ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
+      ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1)")  //
+      ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts")  //
+      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median");
+  add_allocator_options(desc);
+  add_output_options(desc);
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  auto const [user, backend] = read_allocator_options(vm);
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  if (vm.count("vary"))
+    for (auto const& v : vm["vary"].as<std::vector<std::string>>()) {
+      std::size_t const eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        throw std::invalid_argument("--vary: expected KEY=V1,V2,..., got '" + v + "'");
+      axes.emplace_back(v.substr(0, eq), split(std::string_view(v).substr(eq + 1), ','));
+    }
+  if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
+  std::vector<std::string> const specs = policy_specs(vm);
+  std::vector<trace::trace> const traces = read_traces(vm);
+
+  // The grid: the first --vary is the outermost axis.
+  std::vector<std::vector<std::string>> points{{}};
+  for (auto const& [key, values] : axes) {
+    std::vector<std::vector<std::string>> next;
+    for (auto const& p : points)
+      for (auto const& v : values) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    points = std::move(next);
+  }
+  auto params_at = [&](std::vector<std::string> const& point) {
+    param_set p = user;
+    for (std::size_t a = 0; a < axes.size(); ++a) p.set(axes[a].first, point[a]);
+    return p;
+  };
+  // Reject a bad value or key before running anything.
+  for (auto const& point : points)
+    for (auto const& spec : specs) (void)make_composition(spec, params_at(point), backend);
+
+  std::size_t const per_trace = specs.size() * points.size();
+  std::size_t const total = traces.size() * per_trace;
+  auto const [shard, shards] = shard_option(vm);
+  std::vector<std::size_t> mine;
+  for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
+  replay_options options;
+  options.repeats = vm["repeat"].as<unsigned>();
+  auto const results = run_cells<std::vector<std::string>>(mine.size(), vm["jobs"].as<unsigned>(), [&](std::size_t k) {
+    std::size_t const c = mine[k];
+    trace::trace const& t = traces[c / per_trace];
+    std::string const& spec = specs[(c % per_trace) / points.size()];
+    auto const& point = points[c % points.size()];
+    std::vector<std::string> row = result_cells(make_composition(spec, params_at(point), backend)->replay(t, options));
+    row.insert(row.begin() + 2, point.begin(), point.end());
+    row.insert(row.begin(), std::to_string(c));
+    return row;
+  });
+  std::vector<std::string> columns = result_columns();
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
+  columns.insert(columns.begin(), "cell");
+  write_rows(vm, columns, results);
+  return 0;
+}
+
+int capacity(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab capacity TRACE... -p P[,P...] [options]");
+  desc.add_options()("help,h", "this help")                                                          //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")              //
+      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
+      ("jobs,j", po::value<unsigned>()->default_value(1), "(trace, policy) cells searched in parallel");
+  add_allocator_options(desc);
+  add_output_options(desc);
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  auto const [user, backend] = read_allocator_options(vm);
+  if (backend.capacity != std::numeric_limits<std::size_t>::max())
+    throw std::invalid_argument("capacity searches the capacity itself: do not give --capacity");
+  std::vector<std::string> const specs = policy_specs(vm);
+  for (auto const& spec : specs) (void)make_composition(spec, user, backend);
+  std::vector<trace::trace> const traces = read_traces(vm);
+  replay_options options;
+  options.repeats = 0;
+  options.stop_on_failure = true;
+
+  auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), vm["jobs"].as<unsigned>(), [&](std::size_t c) {
+    trace::trace const& t = traces[c / specs.size()];
+    std::string const& spec = specs[c % specs.size()];
+    std::size_t replays = 0;
+    auto serves = [&](std::size_t capacity) {
+      backend_choice b = backend;
+      b.capacity = capacity;
+      ++replays;
+      return make_composition(spec, user, b)->replay(t, options).failed_allocs == 0;
+    };
+    // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
+    // granularity, on the assumption (true of every policy here when memory is only added)
+    // that more capacity never causes a failure.
+    auto const unlimited = make_composition(spec, user, backend);
+    std::size_t const granularity = unlimited->make()->backend_granularity();
+    replay_result const free_run = unlimited->replay(t, options);
+    ++replays;
+    if (free_run.failed_allocs != 0)
+      throw std::invalid_argument(spec + " fails on " + t.name + " even without a capacity limit");
+    std::size_t lo = 0;  // in granules: lo fails (or is 0), hi serves
+    std::size_t hi = (free_run.peak_reserved_bytes + granularity - 1) / granularity;
+    if (hi > 0 && !serves(hi * granularity)) {
+      // Limits can change decisions: grow the bound until it serves.
+      while (!serves(hi * granularity)) hi *= 2;
+    }
+    while (hi - lo > 1) {
+      std::size_t const mid = lo + (hi - lo) / 2;
+      (serves(mid * granularity) ? hi : lo) = mid;
+    }
+    return std::vector<std::string>{t.name, spec, std::to_string(hi * granularity),
+                                    std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
+                                    std::to_string(replays)};
+  });
+  write_rows(vm, {"trace", "policy", "min_capacity_bytes", "peak_reserved_unlimited", "granularity", "replays"}, rows);
+  return 0;
+}
+
+int merge(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab merge PART.csv... [-o OUT] [--format F]");
+  desc.add_options()("help,h", "this help")("part", po::value<std::vector<std::string>>()->multitoken(),
+                                            "CSV outputs of `fraglab sweep --shard I/N --format csv`");
+  add_output_options(desc);
+  po::positional_options_description positional;
+  positional.add("part", -1);
+  auto const vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("part")) throw std::invalid_argument("no part given");
+  std::vector<std::string> columns;
+  std::map<std::size_t, std::vector<std::string>> by_cell;
+  for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
+    std::ifstream in(path);
+    if (!in) throw input_error(path + ": cannot be read");
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      auto const where = path + ":" + std::to_string(number) + ": ";
+      std::vector<std::string> cells = split(line, ',');
+      if (number == 1) {
+        if (cells.empty() || cells[0] != "cell") throw input_error(where + "expected a sweep CSV header starting with 'cell'");
+        if (columns.empty()) columns = cells;
+        else if (cells != columns) throw input_error(where + "the header differs from the first part's");
+        continue;
+      }
+      if (cells.size() != columns.size())
+        throw input_error(where + "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(cells.size()));
+      std::size_t cell = 0;
+      std::istringstream c(cells[0]);
+      if (!(c >> cell) || !c.eof()) throw input_error(where + "expected a cell number, got '" + cells[0] + "'");
+      if (!by_cell.emplace(cell, std::move(cells)).second)
+        throw input_error(where + "cell " + std::to_string(cell) + " appears twice");
+    }
+    if (number == 0) throw input_error(path + ": empty file, expected a sweep CSV");
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::size_t expected = 0;
+  for (auto& [cell, row] : by_cell) {
+    if (cell != expected) throw input_error("cell " + std::to_string(expected) + " is missing from every part");
+    ++expected;
+    rows.push_back(std::move(row));
+  }
+  write_rows(vm, columns, rows);
+  return 0;
+}
+
+}  // namespace fraglab::cli

@@ -1,0 +1,60 @@
+#include "experiments/cli/options.hpp"
+
+#include "experiments/output/results_format.hpp"
+#include "experiments/params/units.hpp"
+
+#include <iostream>
+#include <stdexcept>
+
+namespace fraglab::cli {
+
+po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
+                        po::positional_options_description const& positional)
+{
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+std::size_t size_option(std::string const& name, std::string const& text)
+{
+  auto const n = parse_size(text);
+  if (!n) throw std::invalid_argument("--" + name + ": expected a size such as 4096, 512MiB or 80GiB, got '" + text + "'");
+  return *n;
+}
+
+void add_allocator_options(po::options_description& desc)
+{
+  desc.add_options()                                                                              //
+      ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")           //
+      ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")  //
+      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)");
+}
+
+allocator_options read_allocator_options(po::variables_map const& vm)
+{
+  allocator_options o;
+  if (vm.count("set"))
+    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) o.user.set_assignment(kv);
+  if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
+  if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+  return o;
+}
+
+void add_output_options(po::options_description& desc)
+{
+  desc.add_options()                                                                 //
+      ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")  //
+      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output");
+}
+
+void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
+                std::vector<std::vector<std::string>> const& rows)
+{
+  std::string const out = format_rows(columns, rows, parse_output_format(vm["format"].as<std::string>()));
+  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out);
+  else std::cout << out;
+}
+
+}  // namespace fraglab::cli
