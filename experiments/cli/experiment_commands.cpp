@@ -72,15 +72,10 @@ std::string quantile(std::vector<std::size_t>& v, double q)
 int info(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab info TRACE...");
-  desc.add_options()("help,h", "this help")("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
-  po::positional_options_description positional;
-  positional.add("trace", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  for (trace::trace const& t : read_traces(vm)) {
+  desc.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
+  auto const parsed = parse_traces_command(args, desc);
+  if (!parsed) return 0;
+  for (trace::trace const& t : read_traces(*parsed)) {
     std::vector<std::size_t> sizes, lifetimes;
     std::vector<std::uint64_t> born(t.slots, 0);
     std::vector<std::size_t> size_of(t.slots, 0);
@@ -135,22 +130,17 @@ int info(std::vector<std::string> const& args)
 int sweep(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab sweep TRACE... -p P[,P...] --vary KEY=V1,V2,... [--vary ...] [options]");
-  desc.add_options()("help,h", "this help")                                                          //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")              //
-      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
+  add_trace_and_policy_options(desc);
+  desc.add_options()                                                                                 //
       ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
       ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1)")  //
       ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts")  //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median");
   add_allocator_options(desc);
   add_output_options(desc);
-  po::positional_options_description positional;
-  positional.add("trace", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_traces_command(args, desc);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   auto const [user, backend] = read_allocator_options(vm);
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   if (vm.count("vary"))
@@ -212,19 +202,13 @@ int sweep(std::vector<std::string> const& args)
 int capacity(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab capacity TRACE... -p P[,P...] [options]");
-  desc.add_options()("help,h", "this help")                                                          //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")              //
-      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
-      ("jobs,j", po::value<unsigned>()->default_value(1), "(trace, policy) cells searched in parallel");
+  add_trace_and_policy_options(desc);
+  desc.add_options()("jobs,j", po::value<unsigned>()->default_value(1), "(trace, policy) cells searched in parallel");
   add_allocator_options(desc);
   add_output_options(desc);
-  po::positional_options_description positional;
-  positional.add("trace", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_traces_command(args, desc);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   auto const [user, backend] = read_allocator_options(vm);
   if (backend.capacity != std::numeric_limits<std::size_t>::max())
     throw std::invalid_argument("capacity searches the capacity itself: do not give --capacity");

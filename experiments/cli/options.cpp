@@ -17,6 +17,27 @@ po::variables_map parse(std::vector<std::string> const& args, po::options_descri
   return vm;
 }
 
+std::optional<po::variables_map> parse_traces_command(std::vector<std::string> const& args,
+                                                      po::options_description& desc)
+{
+  desc.add_options()("help,h", "this help");
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  auto vm = parse(args, desc, positional);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return std::nullopt;
+  }
+  return vm;
+}
+
+void add_trace_and_policy_options(po::options_description& desc)
+{
+  desc.add_options()                                                                        //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")         //
+      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
+}
+
 std::size_t size_option(std::string const& name, std::string const& text)
 {
   auto const n = parse_size(text);

@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,13 @@ namespace po = boost::program_options;
 
 po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
                         po::positional_options_description const& positional);
+
+// Parses with TRACE... as the positional arguments; empty after printing the help for -h.
+std::optional<po::variables_map> parse_traces_command(std::vector<std::string> const& args,
+                                                      po::options_description& desc);
+
+// TRACE... and -p P[,P...].
+void add_trace_and_policy_options(po::options_description& desc);
 
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);
