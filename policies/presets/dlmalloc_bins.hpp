@@ -93,12 +93,15 @@ struct bins_index {
       ++size_;
       c.free_hook.arrival = ++arrivals_;
       bool const is_remainder = chosen_erased_ && c.address > chosen_.lo && c.end() == chosen_.hi;
+      // An aligned allocation first gives back a front piece of the chosen chunk; its tail
+      // remainder follows and must still be recognised.
+      bool const front_piece = chosen_erased_ && c.address == chosen_.lo && c.end() < chosen_.hi;
       role const r = is_remainder                  ? chosen_role_
                      : absorbed_top_.overlaps(c)   ? role::top
                      : absorbed_dv_.overlaps(c)    ? role::dv
                      : c.next == nullptr           ? role::top
                                                    : role::binned;
-      forget();
+      if (!front_piece) forget();
       switch (r) {
         case role::top:
           if (top_ != nullptr) bin(*top_);  // a new, non-contiguous top: the old one is binned
