@@ -24,8 +24,6 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace po = boost::program_options;
-
 namespace fraglab::cli {
 
 std::vector<std::string> split_policy_list(std::vector<std::string> const& values)
@@ -52,13 +50,11 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
 int policies(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab policies [--keys]");
-  desc.add_options()("help,h", "this help")("keys", "list every parameter with its default")  //
+  desc.add_options()("keys", "list every parameter with its default")  //
       ("names", "print only the policy names, one a line (presets, then compositions)");
-  auto const vm = parse(args, desc, {});
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_command(args, desc);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   if (vm.count("names")) {
     for (auto const& p : preset_list()) std::cout << p.name << '\n';
     for (auto const& n : named_compositions()) std::cout << n.name << '\n';
@@ -88,55 +84,40 @@ int policies(std::vector<std::string> const& args)
 int replay(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
-  desc.add_options()("help,h", "this help")                                                                      //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files: native text, RMM logging CSV or PyTorch snapshot")                 //
-      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")      //
-      ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")                  //
-      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output")         //
+  add_trace_and_policy_options(desc);
+  desc.add_options()                                                                                          //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
       ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1 apart from timing)")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation");
   add_allocator_options(desc);
-  po::positional_options_description positional;
-  positional.add("trace", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
-  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
-
+  add_output_options(desc);
+  auto const parsed = parse_command(args, desc, "trace");
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   auto const [user, backend] = read_allocator_options(vm);
-  output_format const format = parse_output_format(vm["format"].as<std::string>());
   replay_options options;
   options.strict = vm.count("strict") != 0;
   options.stop_on_failure = vm.count("stop-on-failure") != 0;
   options.repeats = vm["repeat"].as<unsigned>();
 
-  // Build every composition and read every trace before running anything, so that a typo
-  // in the last argument fails fast.
+  // Build every composition and read every trace before running anything.
   std::vector<std::unique_ptr<composition>> compositions;
-  for (auto const& spec : split_policy_list(vm["policy"].as<std::vector<std::string>>()))
-    compositions.push_back(make_composition(spec, user, backend));
-  std::vector<trace::trace> traces;
-  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
+  for (auto const& spec : policy_specs(vm)) compositions.push_back(make_composition(spec, user, backend));
+  std::vector<trace::trace> const traces = read_traces(vm);
 
   auto const rows = run_cells<std::vector<std::string>>(
       traces.size() * compositions.size(), vm["jobs"].as<unsigned>(), [&](std::size_t cell) {
         return result_cells(compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options));
       });
-  std::string const out = format_rows(result_columns(), rows, format);
-  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out);
-  else std::cout << out;
+  write_rows(vm, result_columns(), rows);
   return 0;
 }
 
 int gen(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab gen KIND -o OUT [options]   (KIND: phases, random)");
-  desc.add_options()("help,h", "this help")                                                                //
+  desc.add_options()                                                                                      //
       ("kind", po::value<std::string>(), "phases or random")                                              //
       ("output,o", po::value<std::string>(), "trace file to write (native text)")                         //
       ("seed", po::value<std::uint64_t>()->default_value(1), "random seed")                                //
@@ -144,13 +125,9 @@ int gen(std::vector<std::string> const& args)
       ("objects", po::value<std::size_t>()->default_value(4000), "phases: mean objects per phase")        //
       ("allocations", po::value<std::size_t>()->default_value(100000), "random: number of allocations")  //
       ("mean-lifetime", po::value<std::size_t>()->default_value(1000), "random: mean lifetime in allocations");
-  po::positional_options_description positional;
-  positional.add("kind", 1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_command(args, desc, "kind", 1);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   if (!vm.count("kind")) throw std::invalid_argument("no workload kind given (phases or random)");
   if (!vm.count("output")) throw std::invalid_argument("no output file given (-o FILE)");
   std::string const kind = vm["kind"].as<std::string>();
@@ -185,16 +162,12 @@ int gen(std::vector<std::string> const& args)
 int verify(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab verify SNAPSHOT... -p pytorch_caching");
-  desc.add_options()("help,h", "this help")                                                       //
+  desc.add_options()                                                                              //
       ("snapshot", po::value<std::vector<std::string>>()->multitoken(), "PyTorch memory snapshots")  //
       ("policy,p", po::value<std::string>()->default_value("pytorch_caching"), "the preset to verify");
-  po::positional_options_description positional;
-  positional.add("snapshot", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_command(args, desc, "snapshot");
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
   if (vm["policy"].as<std::string>() != "pytorch_caching")
     throw std::invalid_argument("only pytorch_caching can be verified against PyTorch snapshots");
@@ -217,7 +190,7 @@ int verify(std::vector<std::string> const& args)
 int dump(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab dump TRACE -p POLICY [--at end|peak|N] [options]");
-  desc.add_options()("help,h", "this help")                                                                   //
+  desc.add_options()                                                                                          //
       ("trace", po::value<std::string>(), "trace file")                                                      //
       ("policy,p", po::value<std::string>(), "one policy name or compose: spec")                            //
       ("at", po::value<std::string>()->default_value("end"), "end, peak (first peak of reserved bytes) or N events")  //
@@ -225,13 +198,9 @@ int dump(std::vector<std::string> const& args)
                                           "default pytorch for pytorch_caching, tf otherwise")  //
       ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output");
   add_allocator_options(desc);
-  po::positional_options_description positional;
-  positional.add("trace", 1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_command(args, desc, "trace", 1);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
   if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME)");
   auto const [user, backend] = read_allocator_options(vm);

@@ -29,20 +29,6 @@ std::vector<std::string> split(std::string_view s, char sep)
   }
 }
 
-std::vector<trace::trace> read_traces(po::variables_map const& vm)
-{
-  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
-  std::vector<trace::trace> traces;
-  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
-  return traces;
-}
-
-std::vector<std::string> policy_specs(po::variables_map const& vm)
-{
-  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
-  return split_policy_list(vm["policy"].as<std::vector<std::string>>());
-}
-
 // --shard I/N: this process runs the cells whose index is I-1 modulo N.
 std::pair<std::size_t, std::size_t> shard_option(po::variables_map const& vm)
 {
@@ -73,7 +59,7 @@ int info(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab info TRACE...");
   desc.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
-  auto const parsed = parse_traces_command(args, desc);
+  auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   for (trace::trace const& t : read_traces(*parsed)) {
     std::vector<std::size_t> sizes, lifetimes;
@@ -138,7 +124,7 @@ int sweep(std::vector<std::string> const& args)
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median");
   add_allocator_options(desc);
   add_output_options(desc);
-  auto const parsed = parse_traces_command(args, desc);
+  auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
   auto const [user, backend] = read_allocator_options(vm);
@@ -206,7 +192,7 @@ int capacity(std::vector<std::string> const& args)
   desc.add_options()("jobs,j", po::value<unsigned>()->default_value(1), "(trace, policy) cells searched in parallel");
   add_allocator_options(desc);
   add_output_options(desc);
-  auto const parsed = parse_traces_command(args, desc);
+  auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
   auto const [user, backend] = read_allocator_options(vm);
@@ -259,16 +245,12 @@ int capacity(std::vector<std::string> const& args)
 int merge(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab merge PART.csv... [-o OUT] [--format F]");
-  desc.add_options()("help,h", "this help")("part", po::value<std::vector<std::string>>()->multitoken(),
-                                            "CSV outputs of `fraglab sweep --shard I/N --format csv`");
+  desc.add_options()("part", po::value<std::vector<std::string>>()->multitoken(),
+                     "CSV outputs of `fraglab sweep --shard I/N --format csv`");
   add_output_options(desc);
-  po::positional_options_description positional;
-  positional.add("part", -1);
-  auto const vm = parse(args, desc, positional);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  auto const parsed = parse_command(args, desc, "part");
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
   if (!vm.count("part")) throw std::invalid_argument("no part given");
   std::vector<std::string> columns;
   std::map<std::size_t, std::vector<std::string>> by_cell;

@@ -1,12 +1,15 @@
 #include "experiments/cli/options.hpp"
 
+#include "experiments/cli/commands.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/units.hpp"
+#include "experiments/trace/read_trace.hpp"
 
 #include <iostream>
 #include <stdexcept>
 
 namespace fraglab::cli {
+namespace {
 
 po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
                         po::positional_options_description const& positional)
@@ -17,25 +20,42 @@ po::variables_map parse(std::vector<std::string> const& args, po::options_descri
   return vm;
 }
 
-std::optional<po::variables_map> parse_traces_command(std::vector<std::string> const& args,
-                                                      po::options_description& desc)
+}  // namespace
+
+std::optional<po::variables_map> parse_command(std::vector<std::string> const& args, po::options_description& desc,
+                                               char const* positional, int positional_count)
 {
   desc.add_options()("help,h", "this help");
-  po::positional_options_description positional;
-  positional.add("trace", -1);
-  auto vm = parse(args, desc, positional);
+  po::positional_options_description bare;
+  if (*positional != '\0') bare.add(positional, positional_count);
+  auto vm = parse(args, desc, bare);
   if (vm.count("help")) {
     std::cout << desc;
     return std::nullopt;
   }
+  if (vm.count("format")) (void)parse_output_format(vm["format"].as<std::string>());
   return vm;
 }
 
 void add_trace_and_policy_options(po::options_description& desc)
 {
-  desc.add_options()                                                                        //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files")         //
+  desc.add_options()                                                                                                //
+      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files: native text, RMM logging CSV or PyTorch snapshot")  //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
+}
+
+std::vector<trace::trace> read_traces(po::variables_map const& vm)
+{
+  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  std::vector<trace::trace> traces;
+  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
+  return traces;
+}
+
+std::vector<std::string> policy_specs(po::variables_map const& vm)
+{
+  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
+  return split_policy_list(vm["policy"].as<std::vector<std::string>>());
 }
 
 std::size_t size_option(std::string const& name, std::string const& text)

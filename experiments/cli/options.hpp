@@ -3,6 +3,7 @@
 
 #include "experiments/params/param_set.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/trace/trace.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -14,15 +15,17 @@ namespace fraglab::cli {
 
 namespace po = boost::program_options;
 
-po::variables_map parse(std::vector<std::string> const& args, po::options_description const& desc,
-                        po::positional_options_description const& positional);
+// Adds -h, parses with `positional` (if not empty) taking the bare arguments, and checks
+// --format when the command has it, so that a bad format fails before any work. Empty after
+// printing the help for -h.
+std::optional<po::variables_map> parse_command(std::vector<std::string> const& args, po::options_description& desc,
+                                               char const* positional = "", int positional_count = -1);
 
-// Parses with TRACE... as the positional arguments; empty after printing the help for -h.
-std::optional<po::variables_map> parse_traces_command(std::vector<std::string> const& args,
-                                                      po::options_description& desc);
-
-// TRACE... and -p P[,P...].
+// TRACE... and -p P[,P...], and reading them: every trace is read and every policy spec split
+// before anything runs, so that a typo in the last argument fails fast.
 void add_trace_and_policy_options(po::options_description& desc);
+std::vector<trace::trace> read_traces(po::variables_map const& vm);
+std::vector<std::string> policy_specs(po::variables_map const& vm);
 
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);
