@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -34,20 +33,37 @@ template <class Alloc>
 std::vector<memory_stat> memory_stats(Alloc const& alloc, std::size_t max_split_size)
 {
   allocator_stats const s = alloc.stats();
-  std::map<std::uint64_t, std::size_t> chunks_per_region;
-  alloc.visit_chunks([&](chunk_view const& c) { ++chunks_per_region[c.region_serial]; });
-  std::uint64_t inactive_split = 0, inactive_split_bytes = 0, oversize_allocations = 0;
-  std::map<std::uint64_t, std::size_t> region_size;
-  alloc.visit_chunks([&](chunk_view const& c) {
-    region_size[c.region_serial] += c.size;
-    if (!c.in_use && chunks_per_region[c.region_serial] > 1) {
-      ++inactive_split;
-      inactive_split_bytes += c.size;
+  // One pass: visit_chunks goes region by region, so a region's totals are complete when the
+  // next region starts (a free chunk is an inactive split unless it is its region's only chunk).
+  std::uint64_t inactive_split = 0, inactive_split_bytes = 0, oversize_allocations = 0, oversize_segments = 0;
+  struct region_totals {
+    std::uint64_t serial = 0;
+    std::size_t chunks = 0, bytes = 0, free_chunks = 0, free_bytes = 0;
+  } r;
+  auto close_region = [&] {
+    if (r.chunks == 0) return;
+    if (r.chunks > 1) {
+      inactive_split += r.free_chunks;
+      inactive_split_bytes += r.free_bytes;
     }
-    if (c.in_use && c.size >= max_split_size) ++oversize_allocations;
+    oversize_segments += r.bytes >= max_split_size ? 1 : 0;
+  };
+  alloc.visit_chunks([&](chunk_view const& c) {
+    if (r.chunks != 0 && c.region_serial != r.serial) {
+      close_region();
+      r = {};
+    }
+    r.serial = c.region_serial;
+    ++r.chunks;
+    r.bytes += c.size;
+    if (!c.in_use) {
+      ++r.free_chunks;
+      r.free_bytes += c.size;
+    } else if (c.size >= max_split_size) {
+      ++oversize_allocations;
+    }
   });
-  std::uint64_t oversize_segments = 0;
-  for (auto const& [serial, size] : region_size) oversize_segments += size >= max_split_size ? 1 : 0;
+  close_region();
 
   auto full = [](std::string_view name, std::uint64_t current, std::uint64_t peak, std::uint64_t allocated) {
     // Blocks a snapshot replay restored were never counted as allocated: clamp.
