@@ -26,6 +26,9 @@ template <class IndexSpec>
 struct basic_chunk {
   using region_type = basic_region<basic_chunk>;
 
+  // First, beside address and size: an index search reads the hook and the key of every
+  // node it passes, and keeping them in one cache line halves the misses of a tree walk.
+  typename IndexSpec::template hook<basic_chunk> free_hook;
   std::uintptr_t address = 0;
   std::size_t size = 0;         // bytes covered, always a multiple of the engine's granule
   std::size_t requested = 0;    // bytes the caller asked for while in use; 0 while free
@@ -35,7 +38,6 @@ struct basic_chunk {
   stream_id stream = 0;
   bool in_use = false;
 
-  typename IndexSpec::template hook<basic_chunk> free_hook;
   boost::intrusive::unordered_set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>
       live_hook;
 
