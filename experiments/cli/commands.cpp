@@ -2,6 +2,7 @@
 #include "experiments/cli/options.hpp"
 
 #include "experiments/gen/workloads.hpp"
+#include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
@@ -10,8 +11,8 @@
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
-#include "experiments/trace/native_text.hpp"
 #include "experiments/trace/read_trace.hpp"
+#include "experiments/trace/write_trace.hpp"
 
 #include "policies/presets/pytorch_memory_stats.hpp"
 #include "policies/presets/tf_memory_dump.hpp"
@@ -89,7 +90,9 @@ int replay(std::vector<std::string> const& args)
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
       ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1 apart from timing)")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
-      ("stop-on-failure", "stop a replay at its first failed allocation");
+      ("stop-on-failure", "stop a replay at its first failed allocation")  //
+      ("timeseries", po::value<std::string>(), "FILE: write live, allocated, reserved, largest free and free chunks "
+                                               "at 4096 evenly spaced events of each replay (CSV)");
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
@@ -105,11 +108,24 @@ int replay(std::vector<std::string> const& args)
   std::vector<std::unique_ptr<composition>> compositions;
   for (auto const& spec : policy_specs(vm)) compositions.push_back(make_composition(spec, user, backend));
   std::vector<trace::trace> const traces = read_traces(vm);
+  options.timeseries = vm.count("timeseries") != 0;
 
-  auto const rows = run_cells<std::vector<std::string>>(
+  std::uint64_t work = 0;
+  for (auto const& t : traces) work += replay_work(t.event_count(), options) * compositions.size();
+  progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
+  options.progress = &progress;
+  auto const results = run_cells<replay_result>(
       traces.size() * compositions.size(), vm["jobs"].as<unsigned>(), [&](std::size_t cell) {
-        return result_cells(compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options));
+        return compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
       });
+  std::vector<std::vector<std::string>> rows, series;
+  for (auto const& r : results) {
+    rows.push_back(result_cells(r));
+    append_timeseries_rows(r, series);
+  }
+  // The time series first: a failure to write it leaves no results table either.
+  if (options.timeseries)
+    write_file_atomically(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
   write_rows(vm, result_columns(), rows);
   return 0;
 }
@@ -119,7 +135,9 @@ int gen(std::vector<std::string> const& args)
   po::options_description desc("fraglab gen KIND -o OUT [options]   (KIND: phases, random)");
   desc.add_options()                                                                                      //
       ("kind", po::value<std::string>(), "phases or random")                                              //
-      ("output,o", po::value<std::string>(), "trace file to write (native text)")                         //
+      ("output,o", po::value<std::string>(), "trace file to write (format from --to, else the extension: "
+                                             ".fbin native binary, .csv RMM CSV, otherwise native text)")  //
+      ("to", po::value<std::string>()->default_value(""), "text, binary or rmm-csv")                        //
       ("seed", po::value<std::uint64_t>()->default_value(1), "random seed")                                //
       ("phases", po::value<std::size_t>()->default_value(24), "phases: number of phases")                 //
       ("objects", po::value<std::size_t>()->default_value(4000), "phases: mean objects per phase")        //
@@ -151,11 +169,30 @@ int gen(std::vector<std::string> const& args)
   } else {
     throw std::invalid_argument("unknown workload kind '" + kind + "' (known: phases, random)");
   }
-  std::ostringstream out;
-  trace::write_native_text(out, t, description);
-  write_file_atomically(vm["output"].as<std::string>(), out.str());
+  std::string const path = vm["output"].as<std::string>();
+  trace::write_trace(path, t, trace::output_trace_format(path, vm["to"].as<std::string>()), description);
   std::cerr << "wrote " << t.events.size() << " events (" << t.allocs << " allocations) to "
             << vm["output"].as<std::string>() << '\n';
+  return 0;
+}
+
+int convert(std::vector<std::string> const& args)
+{
+  po::options_description desc("fraglab convert IN OUT [--to text|binary|rmm-csv]");
+  desc.add_options()                                                                                              //
+      ("files", po::value<std::vector<std::string>>()->multitoken(), "IN (any readable format) and OUT")           //
+      ("to", po::value<std::string>()->default_value(""), "OUT's format: text, binary or rmm-csv; default from OUT's "
+                                                          "extension (.fbin native binary, .csv RMM CSV, otherwise text)");
+  auto const parsed = parse_command(args, desc, "files");
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
+  auto const files = vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (files.size() != 2) throw std::invalid_argument("expected IN and OUT, got " + std::to_string(files.size()) + " files");
+  if (files[0] == files[1]) throw std::invalid_argument("IN and OUT are the same file");
+  auto const to = trace::output_trace_format(files[1], vm["to"].as<std::string>());
+  trace::trace const t = trace::read_trace(files[0]);
+  trace::write_trace(files[1], t, to, "converted by fraglab convert from " + t.name);
+  std::cerr << "wrote " << t.event_count() << " events as " << trace::to_string(to) << " to " << files[1] << '\n';
   return 0;
 }
 
@@ -223,7 +260,7 @@ int dump(std::vector<std::string> const& args)
   auto a = c->make();
   std::uint64_t const done = drive(*a, t, events);
   std::ostringstream out;
-  out << "# " << t.name << " under " << c->name() << " after " << done << " of " << t.events.size() << " events\n";
+  out << "# " << t.name << " under " << c->name() << " after " << done << " of " << t.event_count() << " events\n";
   if (style == "tf") {
     std::size_t const limit = user.has("memory_limit") ? user.size("memory_limit") : backend.capacity;
     presets::tf::dump_memory_log(*a, limit, out);

@@ -11,6 +11,7 @@ namespace fraglab::cli {
 int policies(std::vector<std::string> const& args);
 int replay(std::vector<std::string> const& args);
 int gen(std::vector<std::string> const& args);
+int convert(std::vector<std::string> const& args);
 int verify(std::vector<std::string> const& args);
 int dump(std::vector<std::string> const& args);
 int info(std::vector<std::string> const& args);

@@ -1,8 +1,10 @@
 // fraglab info, sweep, capacity and merge: the commands that run many cells of an experiment.
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/replay/run_cells.hpp"
+#include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
 
@@ -69,10 +71,10 @@ int info(std::vector<std::string> const& args)
     std::size_t live_bytes = 0, peak_live = 0, live_count = 0, peak_count = 0, aligned = 0;
     std::map<std::uint64_t, std::size_t> streams;
     std::uint64_t index = 0;
-    for (trace::event const& e : t.events) {
+    trace::for_each_event(t, [&](trace::event const& e) {
       ++index;
       if (e.kind == trace::op::alloc) {
-        if (live[e.slot]) continue;
+        if (live[e.slot]) return;
         live[e.slot] = true;
         born[e.slot] = index;
         size_of[e.slot] = e.size;
@@ -88,10 +90,11 @@ int info(std::vector<std::string> const& args)
         --live_count;
         lifetimes.push_back(index - born[e.slot]);
       }
-    }
+    });
     std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
     std::cout << "trace: " << t.name << '\n'
-              << "events: " << t.events.size() << '\n'
+              << "format: " << (t.streamed() ? "native binary" : "read into memory") << '\n'
+              << "events: " << t.event_count() << '\n'
               << "allocs: " << t.allocs << '\n'
               << "frees: " << t.frees << '\n'
               << "recorded_failures: " << t.recorded_failures << '\n'
@@ -167,6 +170,10 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
   replay_options options;
   options.repeats = vm["repeat"].as<unsigned>();
+  std::uint64_t work = 0;
+  for (std::size_t c : mine) work += replay_work(traces[c / per_trace].event_count(), options);
+  progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
+  options.progress = &progress;
   auto const results = run_cells<std::vector<std::string>>(mine.size(), vm["jobs"].as<unsigned>(), [&](std::size_t k) {
     std::size_t const c = mine[k];
     trace::trace const& t = traces[c / per_trace];
@@ -204,6 +211,7 @@ int capacity(std::vector<std::string> const& args)
   replay_options options;
   options.repeats = 0;
   options.stop_on_failure = true;
+  progress_meter progress(traces.size() * specs.size(), "cells", progress_meter::stderr_is_terminal());
 
   auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), vm["jobs"].as<unsigned>(), [&](std::size_t c) {
     trace::trace const& t = traces[c / specs.size()];
@@ -234,6 +242,7 @@ int capacity(std::vector<std::string> const& args)
       std::size_t const mid = lo + (hi - lo) / 2;
       (serves(mid * granularity) ? hi : lo) = mid;
     }
+    progress.add(1);
     return std::vector<std::string>{t.name, spec, std::to_string(hi * granularity),
                                     std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
                                     std::to_string(replays)};

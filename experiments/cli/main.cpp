@@ -21,6 +21,7 @@ commands:
   merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
+  convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
   verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
@@ -43,6 +44,7 @@ int main(int argc, char** argv)
     if (command == "policies") return fraglab::cli::policies(args);
     if (command == "replay") return fraglab::cli::replay(args);
     if (command == "gen") return fraglab::cli::gen(args);
+    if (command == "convert") return fraglab::cli::convert(args);
     if (command == "verify") return fraglab::cli::verify(args);
     if (command == "dump") return fraglab::cli::dump(args);
     if (command == "info") return fraglab::cli::info(args);

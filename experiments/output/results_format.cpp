@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace fraglab {
 namespace {
@@ -59,7 +57,7 @@ output_format parse_output_format(std::string_view s)
 std::vector<std::string> result_columns()
 {
   return {"trace", "policy", "events", "allocs", "frees", "failed_allocs", "peak_live_bytes", "peak_allocated_bytes",
-          "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "free_chunks_at_peak",
+          "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "ext_frag_avg", "free_chunks_at_peak",
           "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "index_steps_per_op", "ns_per_op"};
 }
 
@@ -79,6 +77,7 @@ std::vector<std::string> result_cells(replay_result const& r)
           fixed(r.frag3, 4),
           fixed(r.frag4, 4),
           fixed(r.ext_frag_at_peak, 4),
+          fixed(r.ext_frag_avg, 4),
           std::to_string(r.free_chunks_at_peak),
           std::to_string(r.unknown_frees),
           std::to_string(r.duplicate_allocs),
@@ -86,6 +85,21 @@ std::vector<std::string> result_cells(replay_result const& r)
           std::to_string(r.releases),
           fixed(r.index_steps_per_op, 2),
           fixed(r.ns_per_op, 1)};
+}
+
+std::vector<std::string> timeseries_columns()
+{
+  return {"trace",          "policy",      "event",          "live_bytes",    "allocated_bytes",
+          "reserved_bytes", "largest_free_bytes", "free_chunks", "max_live_bytes", "max_reserved_bytes"};
+}
+
+void append_timeseries_rows(replay_result const& r, std::vector<std::vector<std::string>>& rows)
+{
+  for (timeseries_sample const& s : r.timeseries)
+    rows.push_back({r.trace, r.policy, std::to_string(s.event), std::to_string(s.live_bytes),
+                    std::to_string(s.allocated_bytes), std::to_string(s.reserved_bytes),
+                    std::to_string(s.largest_free_bytes), std::to_string(s.free_chunks), std::to_string(s.max_live_bytes),
+                    std::to_string(s.max_reserved_bytes)});
 }
 
 std::string format_rows(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows,
@@ -157,25 +171,6 @@ std::string format_rows(std::vector<std::string> const& columns, std::vector<std
     }
   }
   return out;
-}
-
-void write_file_atomically(std::string const& path, std::string const& content)
-{
-  std::string const tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot open for writing");
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename the temporary file into place");
-  }
 }
 
 }  // namespace fraglab

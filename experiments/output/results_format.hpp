@@ -1,7 +1,7 @@
-// Result rows as an aligned table (terminal), CSV, JSON or Markdown, and atomic file
-// output: a reader of the file sees either the old file or the complete new one.
+// Result rows as an aligned table (terminal), CSV, JSON or Markdown.
 #pragma once
 
+#include "experiments/output/atomic_file.hpp"
 #include "experiments/replay/replay_result.hpp"
 
 #include <string>
@@ -19,11 +19,11 @@ output_format parse_output_format(std::string_view s);
 std::vector<std::string> result_columns();
 std::vector<std::string> result_cells(replay_result const& r);
 
+// `--timeseries FILE`: one row per sampled event of every (trace, policy).
+std::vector<std::string> timeseries_columns();
+void append_timeseries_rows(replay_result const& r, std::vector<std::vector<std::string>>& rows);
+
 std::string format_rows(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows,
                         output_format f);
-
-// Writes to PATH.tmp.PID, then renames over PATH. Throws std::runtime_error on failure,
-// leaving no partial file behind.
-void write_file_atomically(std::string const& path, std::string const& content);
 
 }  // namespace fraglab

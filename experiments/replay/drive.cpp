@@ -1,5 +1,7 @@
 #include "experiments/replay/drive.hpp"
 
+#include "experiments/trace/event_batches.hpp"
+
 #include <vector>
 
 namespace fraglab {
@@ -11,22 +13,25 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
   std::vector<std::uintptr_t> address(t.slots, 0);
   std::vector<bool> live(t.slots, false);
   std::uint64_t done = 0;
-  for (trace::event const& e : t.events) {
-    if (done == events) break;
-    ++done;
-    if (e.kind == trace::op::alloc) {
-      if (live[e.slot]) continue;
-      allocation const got = a.allocate(e.size, e.alignment, e.stream);
-      if (got) {
-        address[e.slot] = got.address;
-        live[e.slot] = true;
+  auto batches = trace::open_events(t);
+  for (auto batch = batches->next(); !batch.empty() && done < events; batch = batches->next())
+    for (trace::event const& e : batch) {
+      if (done == events) break;
+      ++done;
+      if (e.kind == trace::op::alloc) {
+        if (!live[e.slot]) {
+          allocation const got = a.allocate(e.size, e.alignment, e.stream);
+          if (got) {
+            address[e.slot] = got.address;
+            live[e.slot] = true;
+          }
+        }
+      } else if (live[e.slot]) {
+        live[e.slot] = false;
+        a.deallocate(address[e.slot]);
       }
-    } else if (live[e.slot]) {
-      live[e.slot] = false;
-      a.deallocate(address[e.slot]);
+      after_each(done);
     }
-    after_each(done);
-  }
   return done;
 }
 

@@ -1,9 +1,12 @@
 // The replay loop, instantiated once per concrete allocator type so that the hot loop has
 // no virtual call. A metrics pass observes every decision; timed passes (the median of
-// `repeats`) run the same loop without observation, so ns_per_op measures the allocator.
+// `repeats`) run the same loop without observation, and time only the allocator's work:
+// the clock is read around each batch of events, never around the decoding of a file.
 #pragma once
 
+#include "experiments/output/progress_meter.hpp"
 #include "experiments/replay/replay_result.hpp"
+#include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/trace.hpp"
 
@@ -11,87 +14,153 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace fraglab {
 namespace detail {
 
-enum class slot_state : std::uint8_t { empty, live, failed };
-
-struct frag_observer {
+// What the metrics pass accumulates besides the allocator's own counters.
+struct metrics_observer {
   double ratio_sum = 0;
   std::uint64_t ratio_samples = 0;
   std::size_t peak_live = 0, peak_reserved = 0, reserved_at_peak_live = 0, live_at_peak_reserved = 0;
   std::uint64_t observation_steps = 0;  // index steps spent measuring, not deciding
 
+  // Sampling on an even grid of events (replay_result.hpp: timeseries_points).
+  std::uint64_t stride = 1, next_sample = 1, last_sampled = 0;
+  double ext_sum = 0;
+  std::uint64_t ext_samples = 0;
+  std::size_t interval_max_live = 0, interval_max_reserved = 0;
+  std::vector<timeseries_sample>* series = nullptr;
+
+  explicit metrics_observer(std::uint64_t events, std::vector<timeseries_sample>* keep)
+      : stride(std::max<std::uint64_t>(1, (events + timeseries_points - 1) / timeseries_points)), next_sample(stride),
+        series(keep)
+  {
+  }
+
   static double ratio(std::size_t reserved, std::size_t live)
   {
     return live == 0 ? 0.0 : static_cast<double>(reserved) / static_cast<double>(live) - 1.0;
   }
-};
 
-template <bool Observe, class Alloc>
-std::uint64_t run_events(Alloc& a, trace::trace const& t, replay_options const& o, replay_result& r,
-                         frag_observer& f)
-{
-  // One record per trace id: where its block lives and whether it is live.
-  struct slot {
-    std::uintptr_t address = 0;
-    slot_state state = slot_state::empty;
-  };
-  std::vector<slot> slots(t.slots);
-  std::uint64_t processed = 0;
-  for (trace::event const& e : t.events) {
-    ++processed;
-    if (e.kind == trace::op::alloc) {
-      if (slots[e.slot].state == slot_state::live) {
-        if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
-        if constexpr (Observe) ++r.duplicate_allocs;
-        continue;
-      }
-      allocation const got = a.allocate(e.size, e.alignment, e.stream);
-      if (got) {
-        slots[e.slot] = {got.address, slot_state::live};
-      } else {
-        slots[e.slot].state = slot_state::failed;
-        if constexpr (Observe) ++r.failed_allocs;
-        if (o.stop_on_failure) break;
-      }
-    } else {
-      slot_state const s = slots[e.slot].state;
-      if (s == slot_state::empty) {
-        if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": free of an id that is not live");
-        if constexpr (Observe) ++r.unknown_frees;
-        continue;
-      }
-      slots[e.slot].state = slot_state::empty;
-      if (s == slot_state::live) a.deallocate(slots[e.slot].address);
+  static double external(std::size_t free_bytes, std::size_t largest)
+  {
+    return free_bytes == 0 ? 0.0 : static_cast<double>(free_bytes - largest) / static_cast<double>(free_bytes);
+  }
+
+  template <class Alloc>
+  std::size_t largest_free(Alloc const& a)
+  {
+    std::uint64_t const before = a.index_steps();
+    std::size_t const largest = a.largest_free_bytes();
+    observation_steps += a.index_steps() - before;
+    return largest;
+  }
+
+  template <class Alloc>
+  void after_event(Alloc const& a, std::uint64_t processed, replay_result& r)
+  {
+    auto const& c = a.counters();
+    if (c.live_bytes > 0) {
+      ratio_sum += ratio(c.reserved_bytes, c.live_bytes);
+      ++ratio_samples;
     }
-    if constexpr (Observe) {
-      auto const& c = a.counters();
-      if (c.live_bytes > 0) {
-        f.ratio_sum += frag_observer::ratio(c.reserved_bytes, c.live_bytes);
-        ++f.ratio_samples;
-      }
-      if (c.live_bytes > f.peak_live) {
-        f.peak_live = c.live_bytes;
-        f.reserved_at_peak_live = c.reserved_bytes;
-      }
-      if (c.reserved_bytes > f.peak_reserved) {
-        f.peak_reserved = c.reserved_bytes;
-        f.live_at_peak_reserved = c.live_bytes;
-        std::size_t const free_bytes = c.reserved_bytes - c.allocated_bytes;
-        std::uint64_t const steps_before = a.index_steps();
-        std::size_t const largest = a.largest_free_bytes();
-        f.observation_steps += a.index_steps() - steps_before;
-        r.ext_frag_at_peak = free_bytes == 0 ? 0.0 : static_cast<double>(free_bytes - largest) / static_cast<double>(free_bytes);
-        r.free_chunks_at_peak = a.free_chunk_count();
-      }
+    if (c.live_bytes > peak_live) {
+      peak_live = c.live_bytes;
+      reserved_at_peak_live = c.reserved_bytes;
+    }
+    if (c.reserved_bytes > peak_reserved) {
+      peak_reserved = c.reserved_bytes;
+      live_at_peak_reserved = c.live_bytes;
+      r.ext_frag_at_peak = external(c.reserved_bytes - c.allocated_bytes, largest_free(a));
+      r.free_chunks_at_peak = a.free_chunk_count();
+    }
+    interval_max_live = std::max(interval_max_live, c.live_bytes);
+    interval_max_reserved = std::max(interval_max_reserved, c.reserved_bytes);
+    if (processed == next_sample) {
+      sample(a, processed);
+      next_sample += stride;
     }
   }
-  return processed;
+
+  template <class Alloc>
+  void sample(Alloc const& a, std::uint64_t processed)
+  {
+    auto const& c = a.counters();
+    std::size_t const largest = largest_free(a);
+    if (c.reserved_bytes > 0) {
+      ext_sum += external(c.reserved_bytes - c.allocated_bytes, largest);
+      ++ext_samples;
+    }
+    if (series != nullptr)
+      series->push_back({processed, c.live_bytes, c.allocated_bytes, c.reserved_bytes, largest, a.free_chunk_count(),
+                         interval_max_live, interval_max_reserved});
+    interval_max_live = c.live_bytes;
+    interval_max_reserved = c.reserved_bytes;
+    last_sampled = processed;
+  }
+};
+
+enum class slot_state : std::uint8_t { empty, live, failed };
+
+// One record per trace slot: where its block lives and whether it is live.
+struct slot {
+  std::uintptr_t address = 0;
+  slot_state state = slot_state::empty;
+};
+
+struct pass_totals {
+  std::uint64_t processed = 0;
+  double allocator_ns = 0;  // time spent in the batches' loops
+};
+
+// One pass over the trace. With Observe, `f` watches every event and `r` gets the anomaly
+// counts; without, the loop is the allocator's work alone.
+template <bool Observe, class Alloc>
+pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, replay_result& r, metrics_observer* f)
+{
+  std::vector<slot> slots(t.slots);
+  pass_totals totals;
+  std::uint64_t processed = 0;
+  bool stopped = false;
+  auto batches = trace::open_events(t);
+  for (auto batch = batches->next(); !batch.empty() && !stopped; batch = batches->next()) {
+    auto const start = std::chrono::steady_clock::now();
+    for (trace::event const& e : batch) {
+      ++processed;
+      slot& s = slots[e.slot];
+      if (e.kind == trace::op::alloc) {
+        if (s.state == slot_state::live) {
+          if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
+          if constexpr (Observe) ++r.duplicate_allocs;
+        } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
+          s = {got.address, slot_state::live};
+        } else {
+          s.state = slot_state::failed;
+          if constexpr (Observe) ++r.failed_allocs;
+          stopped = o.stop_on_failure;
+        }
+      } else if (s.state == slot_state::empty) {
+        if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": free of an id that is not live");
+        if constexpr (Observe) ++r.unknown_frees;
+      } else {
+        if (s.state == slot_state::live) a.deallocate(s.address);
+        s.state = slot_state::empty;
+      }
+      if constexpr (Observe) f->after_event(a, processed, r);
+      if (stopped) break;
+    }
+    if constexpr (!Observe)
+      totals.allocator_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+    if (o.progress != nullptr) o.progress->add(batch.size());
+  }
+  if constexpr (Observe)
+    if (f->last_sampled != processed && processed > 0) f->sample(a, processed);
+  totals.processed = processed;
+  return totals;
 }
 
 }  // namespace detail
@@ -102,10 +171,10 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
 {
   replay_result r;
   r.trace = t.name;
-  detail::frag_observer f;
+  detail::metrics_observer f(t.event_count(), o.timeseries ? &r.timeseries : nullptr);
   {
     auto a = make();
-    r.events = detail::run_events<true>(*a, t, o, r, f);
+    r.events = detail::run_pass<true>(*a, t, o, r, &f).processed;
     auto const& c = a->counters();
     r.allocs = c.allocations;
     r.frees = c.deallocations;
@@ -118,19 +187,17 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(decision_steps) / static_cast<double>(r.events);
   }
   r.frag1 = f.ratio_samples == 0 ? 0.0 : f.ratio_sum / static_cast<double>(f.ratio_samples);
-  r.frag2 = detail::frag_observer::ratio(f.reserved_at_peak_live, f.peak_live);
-  r.frag3 = detail::frag_observer::ratio(f.peak_reserved, f.live_at_peak_reserved);
-  r.frag4 = detail::frag_observer::ratio(r.peak_reserved_bytes, r.peak_live_bytes);
+  r.frag2 = detail::metrics_observer::ratio(f.reserved_at_peak_live, f.peak_live);
+  r.frag3 = detail::metrics_observer::ratio(f.peak_reserved, f.live_at_peak_reserved);
+  r.frag4 = detail::metrics_observer::ratio(r.peak_reserved_bytes, r.peak_live_bytes);
+  r.ext_frag_avg = f.ext_samples == 0 ? 0.0 : f.ext_sum / static_cast<double>(f.ext_samples);
 
   std::vector<double> ns;
   for (unsigned i = 0; i < o.repeats; ++i) {
     auto a = make();
     replay_result scratch;
-    detail::frag_observer unused;
-    auto const start = std::chrono::steady_clock::now();
-    std::uint64_t const n = detail::run_events<false>(*a, t, o, scratch, unused);
-    auto const stop = std::chrono::steady_clock::now();
-    ns.push_back(n == 0 ? 0.0 : std::chrono::duration<double, std::nano>(stop - start).count() / static_cast<double>(n));
+    auto const pass = detail::run_pass<false>(*a, t, o, scratch, nullptr);
+    ns.push_back(pass.processed == 0 ? 0.0 : pass.allocator_ns / static_cast<double>(pass.processed));
   }
   if (!ns.empty()) {
     std::sort(ns.begin(), ns.end());

@@ -5,14 +5,41 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fraglab {
+
+class progress_meter;
 
 struct replay_options {
   bool strict = false;           // a free of an unknown id or a reused live id is fatal
   bool stop_on_failure = false;  // stop at the first allocation that cannot be served
   unsigned repeats = 1;          // timed runs; ns_per_op is their median (0: no timing)
+  bool timeseries = false;       // keep replay_result::timeseries
+  progress_meter* progress = nullptr;  // told of every batch of events replayed, when set
 };
+
+// Units of work a replay of `events` reports to replay_options::progress: one per event per
+// pass.
+inline std::uint64_t replay_work(std::uint64_t events, replay_options const& o) { return events * (1 + o.repeats); }
+
+// The allocator's state at one sampled event, and the highest live and reserved bytes seen
+// since the previous sample, so that sampling never hides a peak.
+struct timeseries_sample {
+  std::uint64_t event = 0;  // events replayed so far
+  std::size_t live_bytes = 0;
+  std::size_t allocated_bytes = 0;
+  std::size_t reserved_bytes = 0;
+  std::size_t largest_free_bytes = 0;
+  std::size_t free_chunks = 0;
+  std::size_t max_live_bytes = 0;
+  std::size_t max_reserved_bytes = 0;
+};
+
+// A replay samples at most this many evenly spaced events (every ceil(events / N)-th, and
+// the last): the time series, and the time-averaged external fragmentation, whose largest
+// free chunk would otherwise cost an index query per event.
+inline constexpr std::uint64_t timeseries_points = 4096;
 
 struct replay_result {
   std::string trace;
@@ -31,11 +58,13 @@ struct replay_result {
   double frag3 = 0;  // reserved/live - 1 when reserved peaks
   double frag4 = 0;  // peak reserved / peak live - 1
   double ext_frag_at_peak = 0;  // TF's (free - largest free) / free when reserved peaks
+  double ext_frag_avg = 0;      // the same, averaged over the sampled events
   std::size_t free_chunks_at_peak = 0;
   std::uint64_t acquisitions = 0;
   std::uint64_t releases = 0;
   double index_steps_per_op = 0;
   double ns_per_op = 0;
+  std::vector<timeseries_sample> timeseries;  // when replay_options::timeseries
 };
 
 }  // namespace fraglab

@@ -1,5 +1,6 @@
 #include "experiments/trace/native_text.hpp"
 
+#include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <charconv>
@@ -128,7 +129,7 @@ void write_native_text(std::ostream& out, trace const& t, std::string const& hea
 {
   out << "# fraglab native trace: a ID SIZE [ALIGN] [STREAM] | f ID\n";
   if (!header_comment.empty()) out << "# " << header_comment << '\n';
-  for (event const& e : t.events) {
+  for_each_event(t, [&](event const& e) {
     if (e.kind == op::alloc) {
       out << "a " << e.slot << ' ' << e.size;
       if (e.alignment != 1 || e.stream != 0) out << ' ' << e.alignment;
@@ -137,7 +138,7 @@ void write_native_text(std::ostream& out, trace const& t, std::string const& hea
     } else {
       out << "f " << e.slot << '\n';
     }
-  }
+  });
 }
 
 }  // namespace fraglab::trace

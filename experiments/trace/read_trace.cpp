@@ -1,6 +1,7 @@
 #include "experiments/trace/read_trace.hpp"
 
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/native_binary.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
@@ -13,6 +14,7 @@ std::string_view to_string(trace_format f) noexcept
 {
   switch (f) {
     case trace_format::native_text: return "native text";
+    case trace_format::native_binary: return "native binary";
     case trace_format::rmm_csv: return "RMM logging CSV";
     case trace_format::pytorch_snapshot: return "PyTorch memory snapshot";
   }
@@ -26,6 +28,7 @@ trace_format detect_format(std::string const& path)
   char head[64] = {};
   in.read(head, sizeof head);
   std::string_view const h(head, static_cast<std::size_t>(in.gcount()));
+  if (has_native_binary_magic(h)) return trace_format::native_binary;
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;
   if (h.substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
@@ -63,6 +66,7 @@ trace snapshot_to_trace(pytorch_snapshot const& s)
 trace read_trace(std::string const& path)
 {
   switch (detect_format(path)) {
+    case trace_format::native_binary: return open_native_binary(path);
     case trace_format::pytorch_snapshot: return snapshot_to_trace(read_pytorch_snapshot(path));
     case trace_format::rmm_csv: {
       std::ifstream in(path);

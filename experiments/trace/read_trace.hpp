@@ -1,6 +1,6 @@
-// Reads any trace fraglab understands, detecting the format from the content:
-// a pickle (a PyTorch memory snapshot), RMM's logging CSV (by its header), or the native
-// text format.
+// Reads any trace fraglab understands, detecting the format from the content: the native
+// binary format (by its magic), a pickle (a PyTorch memory snapshot), RMM's logging CSV (by
+// its header), or else the native text format.
 #pragma once
 
 #include "experiments/trace/pytorch_snapshot.hpp"
@@ -11,13 +11,14 @@
 
 namespace fraglab::trace {
 
-enum class trace_format { native_text, rmm_csv, pytorch_snapshot };
+enum class trace_format { native_text, native_binary, rmm_csv, pytorch_snapshot };
 
 std::string_view to_string(trace_format f) noexcept;
 
 trace_format detect_format(std::string const& path);
 
-// Throws input_error (FILE:LINE or FILE: byte OFFSET) on malformed input.
+// Throws input_error (FILE:LINE or FILE: byte OFFSET) on malformed input. A native binary
+// trace is opened, not loaded: its events are decoded on each pass (trace::streamed()).
 trace read_trace(std::string const& path);
 
 // A snapshot as a plain trace, for replay under any policy: the blocks live when recording

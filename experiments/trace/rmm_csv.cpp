@@ -1,5 +1,6 @@
 #include "experiments/trace/rmm_csv.hpp"
 
+#include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <charconv>
@@ -96,7 +97,7 @@ void write_rmm_csv(std::ostream& out, trace const& t)
   std::vector<std::size_t> size_of(t.slots, 0);
   std::uint64_t tick = 0;
   char time[32];
-  for (event const& e : t.events) {
+  for_each_event(t, [&](event const& e) {
     ++tick;  // one microsecond per event, from 00:00:00
     std::uint64_t const us = tick % 1'000'000, s = tick / 1'000'000;
     std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
@@ -110,7 +111,7 @@ void write_rmm_csv(std::ostream& out, trace const& t)
     std::snprintf(stream, sizeof stream, "%llx", static_cast<unsigned long long>(e.stream));
     out << 1 << ',' << time << ',' << (e.kind == op::alloc ? "allocate" : "free") << ',' << pointer << ',' << size << ','
         << stream << '\n';
-  }
+  });
 }
 
 }  // namespace fraglab::trace

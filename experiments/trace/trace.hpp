@@ -1,5 +1,7 @@
-// A trace held in memory for replay: allocation and free events with trace ids mapped to
-// dense slots at read time, so the replay loop indexes a vector instead of hashing ids.
+// A trace for replay: allocation and free events with trace ids mapped to dense slots at
+// read time, so the replay loop indexes a vector instead of hashing ids. The events are
+// either held in memory or, for a native binary file, read a batch at a time on every pass
+// (event_batches.hpp), so that replay memory grows with live blocks, not trace length.
 #pragma once
 
 #include <cstddef>
@@ -21,11 +23,16 @@ struct event {
 
 struct trace {
   std::string name;  // file name without directories, for result rows
-  std::vector<event> events;
+  std::vector<event> events;  // in memory, unless streamed_from names a file
+  std::string streamed_from;  // a native binary file, decoded a batch at a time per pass
+  std::uint64_t streamed_events = 0;
   std::size_t slots = 0;
   std::size_t allocs = 0;
   std::size_t frees = 0;
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
+
+  [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
+  [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }
 };
 
 // The file name without its directories: how result rows name a trace.

@@ -141,6 +141,39 @@ if [[ -d $host ]]; then
 else
   echo "SKIP: $host not found; the host trace replay needs ../shared/traces"
 fi
+# The native binary format: convert between every writable format, replay streamed.
+"$fraglab" convert "$work/p.trace" "$work/p.fbin" 2>/dev/null; rc=$?
+expect "convert writes the native binary format" '[[ $rc -eq 0 && $(head -c 7 "$work/p.fbin") == FLTRACE ]]'
+expect "native binary is smaller than text" '[[ $(stat -c %s "$work/p.fbin") -lt $(( $(stat -c %s "$work/p.trace") / 2 )) ]]'
+"$fraglab" convert "$work/p.fbin" "$work/p.csv" 2>/dev/null && "$fraglab" convert "$work/p.csv" "$work/p.txt" --to text 2>/dev/null &&
+  "$fraglab" convert "$work/p.txt" "$work/p3.fbin" 2>/dev/null
+expect "binary -> RMM CSV -> text -> binary gives the same bytes" 'cmp -s "$work/p.fbin" "$work/p3.fbin"'
+out=$("$fraglab" info "$work/p.fbin")
+expect "info reads native binary" '[[ $out == *"format: native binary"* && $out == *"peak_live_bytes: "* ]]'
+"$fraglab" replay "$work/p.trace" -p tf_bfc,tlsf,dlmalloc --format csv | tail -n +2 | cut -d, -f2-21 > "$work/text.rows"
+"$fraglab" replay "$work/p.fbin" -p tf_bfc,tlsf,dlmalloc --format csv --timeseries "$work/ts.csv" 2> "$work/stderr" |
+  tail -n +2 | cut -d, -f2-21 > "$work/binary.rows"
+expect "replay from binary equals replay from text" '[[ -s $work/text.rows ]] && cmp -s "$work/text.rows" "$work/binary.rows"'
+expect "no progress bar when stderr is not a terminal" '[[ ! -s $work/stderr ]]'
+expect "--timeseries writes the columns" \
+  '[[ $(head -1 "$work/ts.csv") == trace,policy,event,live_bytes,allocated_bytes,reserved_bytes,largest_free_bytes,free_chunks,max_live_bytes,max_reserved_bytes ]]'
+events=$(awk -F, 'NR==2{print $3}' "$work/r.csv")
+last=$(awk -F, '$2=="tlsf"{e=$3} END{print e}' "$work/ts.csv")
+expect "the time series ends at the last event ($last of $events)" '[[ -n $last && $last -eq $events ]]'
+expect "the time series has at most 4096 samples a replay" '[[ $(grep -c ",tlsf," "$work/ts.csv") -le 4096 ]]'
+if command -v script >/dev/null; then
+  out=$(script -qec "'$fraglab' replay '$work/p.fbin' -p tree_best --repeat 20 -o '$work/tty.csv'" /dev/null)
+  expect "a progress bar on a terminal" '[[ $out == *"] "*"% "*" events"* ]]'
+fi
+head -c 100 "$work/p.fbin" > "$work/cut.fbin"
+err=$("$fraglab" replay "$work/cut.fbin" -p tlsf -o "$work/never2.csv" --timeseries "$work/never2.ts" 2>&1); rc=$?
+expect "a truncated binary trace names its byte offset" '[[ $rc -eq 2 && $err == *"cut.fbin: byte "*"truncated"* ]]'
+expect "no output or time series after a bad binary trace" '[[ ! -e $work/never2.csv && ! -e $work/never2.ts ]]'
+"$fraglab" convert "$work/p.trace" "$work/p.trace" >/dev/null 2>&1; rc=$?
+expect "convert refuses to overwrite its input" '[[ $rc -eq 2 ]]'
+"$fraglab" convert "$work/p.trace" "$work/x.out" --to pickle >/dev/null 2>&1; rc=$?
+expect "convert refuses an unknown format" '[[ $rc -eq 2 && ! -e $work/x.out ]]'
+
 printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$work/evil.pickle"
 err=$("$fraglab" verify "$work/evil.pickle" 2>&1); rc=$?
 expect "a pickle that imports is refused with its byte offset" '[[ $rc -eq 2 && $err == *"byte 2: refused opcode '"'"'GLOBAL'"'"'"* ]]'

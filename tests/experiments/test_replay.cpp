@@ -48,6 +48,70 @@ TEST(Replay, JohnstoneWilsonFragmentationOnAHandTrace)
   EXPECT_EQ(r.acquisitions, 2u);
 }
 
+TEST(Replay, TimeAveragedExternalFragmentationAndTheTimeSeriesOnTheHandTrace)
+{
+  // The trace above, event by event (free = reserved - allocated; TF's (free - largest) / free):
+  //   a1: free 144 in one chunk                        -> 0
+  //   a2: free 144 + 48                                -> 48 / 192
+  //   f1: 112 merges with 144: free 256 + 48           -> 48 / 304
+  //   a3: 64 from the 256: free 192 + 48               -> 48 / 240
+  //   f2: 208 merges with 48: free 192 + 256           -> 192 / 448
+  //   f3: 64 merges with 192: free 256 + 256           -> 256 / 512
+  // Fewer than 4096 events: every event is a sample.
+  replay_options o;
+  o.timeseries = true;
+  auto r = run("tree_best", "a 1 100\na 2 200\nf 1\na 3 50\nf 2\nf 3\n", {"simulated"}, o);
+  EXPECT_NEAR(r.ext_frag_avg, (0 + 48.0 / 192 + 48.0 / 304 + 48.0 / 240 + 192.0 / 448 + 256.0 / 512) / 6, 1e-12);
+  ASSERT_EQ(r.timeseries.size(), 6u);
+  std::vector<std::size_t> const live{100, 300, 200, 250, 50, 0}, allocated{112, 320, 208, 272, 64, 0},
+      reserved{256, 512, 512, 512, 512, 512}, largest{144, 144, 256, 192, 256, 256}, chunks{1, 2, 2, 2, 2, 2},
+      max_live{100, 300, 300, 250, 250, 50};
+  for (std::size_t i = 0; i < 6; ++i) {
+    timeseries_sample const& s = r.timeseries[i];
+    EXPECT_EQ(s.event, i + 1);
+    EXPECT_EQ(s.live_bytes, live[i]) << i;
+    EXPECT_EQ(s.allocated_bytes, allocated[i]) << i;
+    EXPECT_EQ(s.reserved_bytes, reserved[i]) << i;
+    EXPECT_EQ(s.largest_free_bytes, largest[i]) << i;
+    EXPECT_EQ(s.free_chunks, chunks[i]) << i;
+    EXPECT_EQ(s.max_live_bytes, max_live[i]) << i;  // over [previous sample, this one]
+  }
+  // Without the option, nothing is kept.
+  EXPECT_TRUE(run("tree_best", "a 1 100\nf 1\n").timeseries.empty());
+}
+
+TEST(Replay, SamplingALongTraceNeverHidesAPeak)
+{
+  // 20000 events: a sample every 5th event; peaks fall between samples.
+  std::string text;
+  for (int i = 0; i < 10000; ++i) {
+    text += "a " + std::to_string(i) + " " + std::to_string(16 + (i * 7919) % 20000) + "\n";
+    if (i % 3 != 0) text += "f " + std::to_string(i) + "\n";
+    else if (i >= 30) text += "f " + std::to_string(i - 30) + "\n";
+  }
+  replay_options o;
+  o.timeseries = true;
+  auto r = run("tf_bfc", text, {"simulated"}, o);
+  ASSERT_GT(r.events, 2 * timeseries_points);
+  std::uint64_t const stride = (r.events + timeseries_points - 1) / timeseries_points;
+  EXPECT_EQ(r.timeseries.size(), (r.events + stride - 1) / stride);
+  EXPECT_EQ(r.timeseries.back().event, r.events);
+  std::size_t max_live = 0, max_reserved = 0;
+  for (std::size_t i = 0; i < r.timeseries.size(); ++i) {
+    auto const& s = r.timeseries[i];
+    if (i + 1 < r.timeseries.size()) {
+      EXPECT_EQ(s.event, (i + 1) * stride);
+    }
+    EXPECT_GE(s.max_live_bytes, s.live_bytes);
+    EXPECT_GE(s.max_reserved_bytes, s.reserved_bytes);
+    EXPECT_LE(s.largest_free_bytes, s.reserved_bytes - s.allocated_bytes);
+    max_live = std::max(max_live, s.max_live_bytes);
+    max_reserved = std::max(max_reserved, s.max_reserved_bytes);
+  }
+  EXPECT_EQ(max_live, r.peak_live_bytes);
+  EXPECT_EQ(max_reserved, r.peak_reserved_bytes);
+}
+
 TEST(Replay, UnknownFreesAndLiveIdReuseAreCountedOrFatalWhenStrict)
 {
   std::string const text = "a 1 64\nf 9\na 1 64\nf 1\nf 1\n";

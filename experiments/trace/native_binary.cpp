@@ -1,0 +1,281 @@
+#include "experiments/trace/native_binary.hpp"
+
+#include "experiments/trace/input_error.hpp"
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <vector>
+
+namespace fraglab::trace {
+namespace {
+
+constexpr std::size_t header_size = 64;
+constexpr std::uint8_t tag_free = 0x01, tag_alignment = 0x02, tag_stream = 0x04;
+constexpr std::size_t longest_record = 1 + 10 + 10 + 1 + 10;
+
+struct header_fields {
+  std::uint64_t events = 0, allocs = 0, frees = 0, slots = 0, recorded_failures = 0;
+};
+
+template <class T>
+T load_le(unsigned char const* p) noexcept
+{
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(p[i]) << (8 * i);
+  return v;
+}
+
+template <class T>
+void store_le(unsigned char* p, T v) noexcept
+{
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+[[noreturn]] void fail_at(std::string const& path, std::uint64_t offset, std::string const& what)
+{
+  throw input_error(path + ": byte " + std::to_string(offset) + ": " + what);
+}
+
+// Reads and checks the header; leaves `in` at the first record.
+header_fields read_header(std::ifstream& in, std::string const& path)
+{
+  std::array<unsigned char, header_size> h{};
+  in.read(reinterpret_cast<char*>(h.data()), 16);
+  if (in.gcount() < 16) fail_at(path, static_cast<std::uint64_t>(in.gcount()), "truncated native binary header");
+  if (std::memcmp(h.data(), native_binary_magic.data(), native_binary_magic.size()) != 0)
+    fail_at(path, 0, "not a fraglab native binary trace (expected the magic \"FLTRACE\\0\")");
+  auto const version = load_le<std::uint16_t>(h.data() + 8);
+  auto const size = load_le<std::uint16_t>(h.data() + 10);
+  if (version != native_binary_version)
+    fail_at(path, 8, "native binary version " + std::to_string(version) + "; this fraglab reads version " +
+                         std::to_string(native_binary_version));
+  if (size < header_size) fail_at(path, 10, "header size " + std::to_string(size) + " is below " + std::to_string(header_size));
+  std::vector<unsigned char> rest(size - 16);
+  in.read(reinterpret_cast<char*>(rest.data()), static_cast<std::streamsize>(rest.size()));
+  if (static_cast<std::size_t>(in.gcount()) < rest.size())
+    fail_at(path, 16 + static_cast<std::uint64_t>(in.gcount()), "truncated native binary header");
+  std::memcpy(h.data() + 16, rest.data(), header_size - 16);
+  if (load_le<std::uint32_t>(h.data() + 12) != 0) fail_at(path, 12, "unknown header flags");
+  header_fields f;
+  f.events = load_le<std::uint64_t>(h.data() + 16);
+  f.allocs = load_le<std::uint64_t>(h.data() + 24);
+  f.frees = load_le<std::uint64_t>(h.data() + 32);
+  f.slots = load_le<std::uint64_t>(h.data() + 40);
+  f.recorded_failures = load_le<std::uint64_t>(h.data() + 48);
+  if (f.allocs + f.frees != f.events || f.allocs > f.events)
+    fail_at(path, 16, "header counts disagree: " + std::to_string(f.events) + " events but " + std::to_string(f.allocs) +
+                          " allocations and " + std::to_string(f.frees) + " frees");
+  if (f.slots > std::uint64_t{UINT32_MAX} + 1) fail_at(path, 40, "more than 2^32 slots");
+  return f;
+}
+
+class binary_decoder final : public event_batches {
+ public:
+  explicit binary_decoder(trace const& t) : path_(t.streamed_from), in_(path_, std::ios::binary)
+  {
+    if (!in_) throw input_error(path_ + ": cannot open for reading");
+    header_ = read_header(in_, path_);
+    if (header_.events != t.streamed_events || header_.slots != t.slots)
+      throw input_error(path_ + ": the file changed after it was opened");
+    offset_ = static_cast<std::uint64_t>(in_.tellg());
+    buffer_.resize(1 << 20);
+    events_.resize(batch_size);
+  }
+
+  std::span<event const> next() override
+  {
+    std::size_t n = 0;
+    while (n < events_.size() && decoded_ < header_.events) {
+      if (end_ - at_ < longest_record) refill();
+      if (at_ == end_) fail_at(path_, offset_, "truncated: the header promises " + std::to_string(header_.events) +
+                                                  " events, the file ends after " + std::to_string(decoded_));
+      decode(events_[n++]);
+    }
+    if (n == 0 && !finished_) finish();
+    return {events_.data(), n};
+  }
+
+ private:
+  void refill()
+  {
+    std::size_t const kept = end_ - at_;
+    std::memmove(buffer_.data(), buffer_.data() + at_, kept);
+    at_ = 0;
+    end_ = kept;
+    in_.read(reinterpret_cast<char*>(buffer_.data() + end_), static_cast<std::streamsize>(buffer_.size() - end_));
+    end_ += static_cast<std::size_t>(in_.gcount());
+  }
+
+  std::uint64_t record_offset() const noexcept { return offset_; }
+
+  unsigned char byte(std::uint64_t start, char const* what)
+  {
+    if (at_ == end_) fail_at(path_, start, std::string("truncated record: expected ") + what);
+    ++offset_;
+    return buffer_[at_++];
+  }
+
+  std::uint64_t varint(std::uint64_t start, char const* what)
+  {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      unsigned char const b = byte(start, what);
+      if (shift == 63 && b > 1) fail_at(path_, offset_ - 1, std::string(what) + " does not fit in 64 bits");
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+  }
+
+  void decode(event& e)
+  {
+    std::uint64_t const start = record_offset();
+    unsigned char const tag = byte(start, "an event tag");
+    bool const is_free = (tag & tag_free) != 0;
+    unsigned char const allowed = is_free ? tag_free : (tag_alignment | tag_stream);
+    if ((tag & ~allowed & ~tag_free) != 0)
+      fail_at(path_, start, "unknown event tag 0x" + hex(tag) + " (expected an allocation or a free)");
+    std::uint64_t const slot = varint(start, "a slot");
+    if (slot >= header_.slots)
+      fail_at(path_, start, "slot " + std::to_string(slot) + " is out of range (the header says " +
+                                std::to_string(header_.slots) + " slots)");
+    e = event{is_free ? op::free : op::alloc, static_cast<std::uint32_t>(slot)};
+    if (is_free) {
+      ++frees_;
+    } else {
+      if (slot == 0) fail_at(path_, start, "an allocation names slot 0, which is reserved for frees of ids never live");
+      e.size = varint(start, "a size");
+      if (e.size == 0) fail_at(path_, start, "expected a size of at least 1 byte, got 0");
+      if (tag & tag_alignment) {
+        unsigned char const log2 = byte(start, "an alignment");
+        if (log2 >= 64) fail_at(path_, start, "alignment 2^" + std::to_string(log2) + " does not fit in 64 bits");
+        e.alignment = std::size_t{1} << log2;
+      }
+      if (tag & tag_stream) e.stream = varint(start, "a stream");
+      ++allocs_;
+    }
+    ++decoded_;
+  }
+
+  void finish()
+  {
+    finished_ = true;
+    if (allocs_ != header_.allocs || frees_ != header_.frees)
+      fail_at(path_, offset_, "the records hold " + std::to_string(allocs_) + " allocations and " + std::to_string(frees_) +
+                                  " frees; the header says " + std::to_string(header_.allocs) + " and " +
+                                  std::to_string(header_.frees));
+    if (at_ < end_ || in_.peek() != std::char_traits<char>::eof())
+      fail_at(path_, offset_, "unexpected bytes after the last of " + std::to_string(header_.events) + " events");
+  }
+
+  static std::string hex(unsigned char b)
+  {
+    char const digits[] = "0123456789abcdef";
+    return {digits[b >> 4], digits[b & 15]};
+  }
+
+  std::string path_;
+  std::ifstream in_;
+  header_fields header_;
+  std::vector<unsigned char> buffer_;
+  std::size_t at_ = 0, end_ = 0;
+  std::uint64_t offset_ = 0;  // file offset of buffer_[at_]
+  std::vector<event> events_;
+  std::uint64_t decoded_ = 0, allocs_ = 0, frees_ = 0;
+  bool finished_ = false;
+};
+
+void put_varint(std::string& out, std::uint64_t v)
+{
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+}  // namespace
+
+bool has_native_binary_magic(std::string_view head) noexcept
+{
+  return head.substr(0, native_binary_magic.size()) == native_binary_magic;
+}
+
+trace open_native_binary(std::string const& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path + ": cannot open for reading");
+  header_fields const h = read_header(in, path);
+  trace t;
+  t.name = file_base_name(path);
+  t.streamed_from = path;
+  t.streamed_events = h.events;
+  t.allocs = h.allocs;
+  t.frees = h.frees;
+  t.slots = h.slots;
+  t.recorded_failures = h.recorded_failures;
+  return t;
+}
+
+std::unique_ptr<event_batches> decode_native_binary(trace const& t) { return std::make_unique<binary_decoder>(t); }
+
+void write_native_binary(std::ostream& out, trace const& t)
+{
+  auto const header_at = out.tellp();
+  std::array<unsigned char, header_size> h{};
+  out.write(reinterpret_cast<char const*>(h.data()), h.size());
+
+  // Trace slot -> file slot; 0 while not live. File slot 0 stands for every id not live.
+  std::vector<std::uint32_t> file_slot(t.slots, 0);
+  std::vector<std::uint32_t> recycled;
+  std::uint64_t slots = 1, events = 0, allocs = 0, frees = 0;
+  std::string chunk;
+  for_each_batch(t, [&](std::span<event const> batch) {
+    chunk.clear();
+    for (event const& e : batch) {
+      std::uint32_t& s = file_slot[e.slot];
+      if (e.kind == op::alloc) {
+        if (s == 0) {
+          if (recycled.empty()) {
+            s = static_cast<std::uint32_t>(slots++);
+          } else {
+            s = recycled.back();
+            recycled.pop_back();
+          }
+        }
+        bool const aligned = e.alignment != 1, streamed = e.stream != 0;
+        chunk += static_cast<char>((aligned ? tag_alignment : 0) | (streamed ? tag_stream : 0));
+        put_varint(chunk, s);
+        put_varint(chunk, e.size);
+        if (aligned) chunk += static_cast<char>(std::countr_zero(e.alignment));
+        if (streamed) put_varint(chunk, e.stream);
+        ++allocs;
+      } else {
+        chunk += static_cast<char>(tag_free);
+        put_varint(chunk, s);
+        if (s != 0) recycled.push_back(s);
+        s = 0;
+        ++frees;
+      }
+      ++events;
+    }
+    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  });
+
+  std::memcpy(h.data(), native_binary_magic.data(), native_binary_magic.size());
+  store_le<std::uint16_t>(h.data() + 8, native_binary_version);
+  store_le<std::uint16_t>(h.data() + 10, header_size);
+  store_le<std::uint64_t>(h.data() + 16, events);
+  store_le<std::uint64_t>(h.data() + 24, allocs);
+  store_le<std::uint64_t>(h.data() + 32, frees);
+  store_le<std::uint64_t>(h.data() + 40, slots);
+  store_le<std::uint64_t>(h.data() + 48, t.recorded_failures);
+  auto const end = out.tellp();
+  out.seekp(header_at);
+  out.write(reinterpret_cast<char const*>(h.data()), h.size());
+  out.seekp(end);
+}
+
+}  // namespace fraglab::trace
