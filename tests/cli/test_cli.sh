@@ -165,6 +165,19 @@ if command -v script >/dev/null; then
   out=$(script -qec "'$fraglab' replay '$work/p.fbin' -p tree_best --repeat 20 -o '$work/tty.csv'" /dev/null)
   expect "a progress bar on a terminal" '[[ $out == *"] "*"% "*" events"* ]]'
 fi
+plot=$(dirname "$0")/../../experiments/plot.py
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  /usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x split_ratio -y frag4 -o "$work/sweep.png"; rc=$?
+  expect "plot.py draws a sweep as PNG" '[[ $rc -eq 0 && $(head -c 4 "$work/sweep.png" | tail -c 3) == PNG ]]'
+  /usr/bin/python3 "$plot" timeseries "$work/ts.csv" -o "$work/ts1.svg" && /usr/bin/python3 "$plot" timeseries "$work/ts.csv" -o "$work/ts2.svg"
+  expect "plot.py draws a time series as SVG, identical from run to run" '[[ -s $work/ts1.svg ]] && cmp -s "$work/ts1.svg" "$work/ts2.svg"'
+  /usr/bin/python3 "$plot" bars "$work/r.csv" -y frag4 -o "$work/bars.png"; rc=$?
+  expect "plot.py draws a replay table as bars" '[[ $rc -eq 0 && -s $work/bars.png ]]'
+  err=$(/usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x no_such_key -y frag4 -o "$work/never.png" 2>&1); rc=$?
+  expect "plot.py names a missing column with FILE:LINE" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*no_such_key* && ! -e $work/never.png ]]'
+else
+  echo "SKIP: /usr/bin/python3 has no matplotlib (.ci/install-deps installs python3-matplotlib)"
+fi
 head -c 100 "$work/p.fbin" > "$work/cut.fbin"
 err=$("$fraglab" replay "$work/cut.fbin" -p tlsf -o "$work/never2.csv" --timeseries "$work/never2.ts" 2>&1); rc=$?
 expect "a truncated binary trace names its byte offset" '[[ $rc -eq 2 && $err == *"cut.fbin: byte "*"truncated"* ]]'

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Figures from fraglab's CSV output, with Debian's python3-matplotlib (no other packages).
+
+  plot.py sweep CSV... -x KEY -y METRIC [--group COLUMN] -o OUT.png|OUT.svg
+      a line per policy (or --group) of METRIC against the varied KEY, one panel per trace:
+      the output of `fraglab sweep --format csv` (or `fraglab merge`)
+  plot.py bars CSV... -y METRIC -o OUT
+      METRIC per policy as bars, one panel per trace: `fraglab replay --format csv`
+  plot.py timeseries CSV -o OUT [-y COLUMN,COLUMN...] [--policy P,...]
+      the columns (default reserved_bytes,live_bytes) against events, a line per policy, one
+      panel per trace: `fraglab replay --timeseries FILE`
+
+The figure's format follows OUT's extension. Output is written to a temporary file and
+renamed, and SVG output is byte-identical from run to run (fixed hash salt, no date).
+A missing column or a file that is not fraglab's CSV is an error naming FILE:LINE.
+"""
+
+import argparse
+import csv
+import os
+import sys
+from collections import OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "fraglab"
+import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
+
+
+class InputError(Exception):
+    pass
+
+
+def read_rows(paths, required):
+    """Rows of every CSV as dicts; every file must have the `required` columns."""
+    rows = []
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                header = reader.fieldnames or []
+                missing = [c for c in required if c not in header]
+                if missing:
+                    raise InputError(f"{path}:1: expected the column(s) {', '.join(missing)}; "
+                                     f"the header has {', '.join(header) or 'nothing'}")
+                for row in reader:
+                    if None in row or any(v is None for v in row.values()):
+                        raise InputError(f"{path}:{reader.line_num}: expected {len(header)} fields")
+                    row["__where"] = f"{path}:{reader.line_num}"
+                    rows.append(row)
+        except OSError as e:
+            raise InputError(f"{path}: {e.strerror}") from e
+    if not rows:
+        raise InputError(f"{', '.join(paths)}: no rows to plot")
+    return rows
+
+
+def number(row, column):
+    try:
+        return float(row[column])
+    except ValueError as e:
+        raise InputError(f"{row['__where']}: expected a number in column {column}, got '{row[column]}'") from e
+
+
+def grouped(rows, key):
+    """OrderedDict of key value -> rows, in order of first appearance (the CSV's order)."""
+    groups = OrderedDict()
+    for row in rows:
+        groups.setdefault(row[key], []).append(row)
+    return groups
+
+
+def panels(count):
+    fig, axes = plt.subplots(count, 1, figsize=(8, 3.2 * count), squeeze=False)
+    return fig, [a[0] for a in axes]
+
+
+def plot_sweep(args):
+    rows = read_rows(args.csv, ["trace", args.group, args.x, args.y])
+    by_trace = grouped(rows, "trace")
+    fig, axes = panels(len(by_trace))
+    for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
+        for label, series in grouped(trace_rows, args.group).items():
+            points = sorted((number(r, args.x), number(r, args.y)) for r in series)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        ax.set_title(trace)
+        ax.set_xlabel(args.x)
+        ax.set_ylabel(args.y)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig
+
+
+def plot_bars(args):
+    rows = read_rows(args.csv, ["trace", "policy", args.y])
+    by_trace = grouped(rows, "trace")
+    fig, axes = panels(len(by_trace))
+    for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
+        names = [r["policy"] for r in trace_rows]
+        ax.barh(names, [number(r, args.y) for r in trace_rows])
+        ax.invert_yaxis()  # first policy on top, as in the table
+        ax.set_title(trace)
+        ax.set_xlabel(args.y)
+        ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+def plot_timeseries(args):
+    columns = [c for c in args.y.split(",") if c]
+    rows = read_rows(args.csv, ["trace", "policy", "event"] + columns)
+    wanted = set(args.policy.split(",")) if args.policy else None
+    if wanted:
+        rows = [r for r in rows if r["policy"] in wanted]
+        if not rows:
+            raise InputError(f"no rows for the policies {args.policy}")
+    by_trace = grouped(rows, "trace")
+    fig, axes = panels(len(by_trace))
+    styles = ["-", "--", ":", "-."]
+    for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
+        for i, (policy, series) in enumerate(grouped(trace_rows, "policy").items()):
+            events = [number(r, "event") for r in series]
+            for j, column in enumerate(columns):
+                ax.plot(events, [number(r, column) / 2**20 for r in series], styles[j % len(styles)],
+                        color=f"C{i % 10}", label=f"{policy} {column}")
+        ax.set_title(trace)
+        ax.set_xlabel("events")
+        ax.set_ylabel("MiB")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig
+
+
+def save_atomically(fig, out):
+    ext = os.path.splitext(out)[1].lower().lstrip(".")
+    if ext not in ("png", "svg", "pdf"):
+        raise InputError(f"{out}: expected a .png, .svg or .pdf file name")
+    fig.tight_layout()
+    tmp = f"{out}.tmp.{os.getpid()}"
+    try:
+        fig.savefig(tmp, format=ext, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="kind", required=True)
+    s = sub.add_parser("sweep", help="a metric against a varied parameter")
+    s.add_argument("csv", nargs="+")
+    s.add_argument("-x", required=True, help="the varied key (a column of the sweep)")
+    s.add_argument("-y", required=True, help="the metric, e.g. frag4 or peak_reserved_bytes")
+    s.add_argument("--group", default="policy", help="one line per value of this column")
+    s.add_argument("-o", "--output", required=True)
+    b = sub.add_parser("bars", help="a metric per policy")
+    b.add_argument("csv", nargs="+")
+    b.add_argument("-y", required=True)
+    b.add_argument("-o", "--output", required=True)
+    t = sub.add_parser("timeseries", help="memory over time")
+    t.add_argument("csv", nargs="+")
+    t.add_argument("-y", default="reserved_bytes,live_bytes")
+    t.add_argument("--policy", default="", help="only these policies (comma-separated)")
+    t.add_argument("-o", "--output", required=True)
+    args = parser.parse_args(argv)
+    try:
+        fig = {"sweep": plot_sweep, "bars": plot_bars, "timeseries": plot_timeseries}[args.kind](args)
+        save_atomically(fig, args.output)
+    except InputError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
