@@ -103,9 +103,10 @@ class allocator {
 
   allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
   {
+    // Misuse first: a bad alignment is reported even for a zero-byte request.
+    if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
     if (size == 0) return {};
     std::size_t const granule = cfg_.size.granule();
-    if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
     auto const rounded = cfg_.size.round(size);
     if (!rounded) return misuse(alloc_status::size_overflow);
     std::size_t chunk_size = *rounded;  // what the chunk handed out will be

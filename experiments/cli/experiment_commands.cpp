@@ -130,7 +130,9 @@ int sweep(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
-  auto const [user, backend] = read_allocator_options(vm);
+  auto const chosen = read_allocator_options(vm);
+  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
+  auto const& backend = chosen.backend;
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   if (vm.count("vary"))
     for (auto const& v : vm["vary"].as<std::vector<std::string>>()) {
@@ -202,7 +204,9 @@ int capacity(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
-  auto const [user, backend] = read_allocator_options(vm);
+  auto const chosen = read_allocator_options(vm);
+  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
+  auto const& backend = chosen.backend;
   if (backend.capacity != std::numeric_limits<std::size_t>::max())
     throw std::invalid_argument("capacity searches the capacity itself: do not give --capacity");
   std::vector<std::string> const specs = policy_specs(vm);

@@ -6,7 +6,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace fraglab::pickle {
 namespace {
@@ -77,12 +80,14 @@ class machine {
         }
         case 'a': {  // APPEND
           auto item = pop(at);
+          refuse_cycle(at, *top(at), {&item, 1});
           list_of(at, top(at)).items.push_back(std::move(item));
           break;
         }
         case 'e':     // APPENDS
         case 0x90: {  // ADDITEMS
           auto items = take_to_mark(at);
+          refuse_cycle(at, *top(at), items);
           auto& l = list_of(at, top(at)).items;
           l.insert(l.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
           break;
@@ -238,8 +243,33 @@ class machine {
     return *l;
   }
 
+  // Plain data has no reference cycles, but the memo can build one (a list appended to
+  // itself, or to a list inside it). Refused: shared_ptr would leak it, and any walk over
+  // the value would never end. The search is over what is inserted, which a snapshot keeps
+  // small; `seen` makes shared sub-values cost once.
+  void refuse_cycle(std::size_t at, value const& target, std::span<value_ptr const> inserted)
+  {
+    std::vector<value const*> pending;
+    std::unordered_set<value const*> seen;
+    for (auto const& v : inserted) pending.push_back(v.get());
+    while (!pending.empty()) {
+      value const* v = pending.back();
+      pending.pop_back();
+      if (v == &target) fail(at, "this would make a container contain itself (plain data has no reference cycles)");
+      if (!seen.insert(v).second) continue;
+      if (auto const* l = std::get_if<list_value>(&v->v))
+        for (auto const& item : l->items) pending.push_back(item.get());
+      else if (auto const* d = std::get_if<dict_value>(&v->v))
+        for (auto const& [k, item] : d->items) {
+          pending.push_back(k.get());
+          pending.push_back(item.get());
+        }
+    }
+  }
+
   void add_pairs(std::size_t at, value& target, std::vector<value_ptr>& items)
   {
+    refuse_cycle(at, target, items);
     auto* d = std::get_if<dict_value>(&target.v);
     if (d == nullptr) fail(at, "setting an item on something that is not a dict");
     if (items.size() % 2 != 0) fail(at, "odd number of items for a dict");

@@ -69,6 +69,19 @@ header_fields read_header(std::ifstream& in, std::string const& path)
     fail_at(path, 16, "header counts disagree: " + std::to_string(f.events) + " events but " + std::to_string(f.allocs) +
                           " allocations and " + std::to_string(f.frees) + " frees");
   if (f.slots > std::uint64_t{UINT32_MAX} + 1) fail_at(path, 40, "more than 2^32 slots");
+  // Corrupted counts must fail here, before anyone sizes a table by them: every slot but 0
+  // is allocated at least once, and every record takes at least two bytes.
+  if (f.slots > f.allocs + 1)
+    fail_at(path, 40, "the header says " + std::to_string(f.slots) + " slots for " + std::to_string(f.allocs) +
+                          " allocations (at most allocations + 1)");
+  auto const records_at = in.tellg();
+  in.seekg(0, std::ios::end);
+  auto const file_size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(records_at);
+  std::uint64_t const record_bytes = file_size - static_cast<std::uint64_t>(records_at);
+  if (f.events > record_bytes / 2)
+    fail_at(path, 16, "the header promises " + std::to_string(f.events) + " events, more than the " +
+                          std::to_string(record_bytes) + " bytes after it can hold");
   return f;
 }
 

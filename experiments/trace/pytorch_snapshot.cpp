@@ -95,7 +95,9 @@ class snapshot_parser {
         pickle::value const& b = *bp;
         std::string const state = text(b, "state", "a block");
         if (state == "inactive") continue;
-        live[number(b, "address", "a block")] = {number(b, "size", "a block"), number(b, "requested_size", "a block"), stream};
+        std::uint64_t const requested = number(b, "requested_size", "a block");
+        if (requested == 0) fail("expected a positive 'requested_size' in a live block (PyTorch records no empty blocks)");
+        live[number(b, "address", "a block")] = {number(b, "size", "a block"), requested, stream};
       }
     }
     // Events, and the walk back to the start state.
@@ -110,6 +112,7 @@ class snapshot_parser {
       else continue;  // free_requested, snapshot, oom, segment_map/unmap are not decisions to replay
       ev.address = number(e, "addr", "an event");
       ev.size = number(e, "size", "an event");
+      if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
       ev.stream = number(e, "stream", "an event");
       out.events.push_back(ev);
     }

@@ -28,6 +28,10 @@ trace_format detect_format(std::string const& path)
   char head[64] = {};
   in.read(head, sizeof head);
   std::string_view const h(head, static_cast<std::size_t>(in.gcount()));
+  // Every format has at least a header or one event: an empty file is a capture that
+  // failed, not a trace with nothing in it.
+  if (h.empty())
+    throw input_error(path + ":1: empty file: expected a trace (native text, native binary, RMM CSV or a PyTorch snapshot)");
   if (has_native_binary_magic(h)) return trace_format::native_binary;
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;

@@ -41,6 +41,7 @@ TEST_P(EveryPolicy, MisuseIsReportedAndLeavesTheAllocatorConsistent)
   ASSERT_TRUE(x);
   ASSERT_TRUE(y);
   EXPECT_EQ(a->allocate(64, 3).status, alloc_status::bad_alignment);
+  EXPECT_EQ(a->allocate(0, 3).status, alloc_status::bad_alignment);  // found by fuzz_policy_ops
   EXPECT_EQ(a->allocate(std::numeric_limits<std::size_t>::max() - 8).status, alloc_status::size_overflow);
   EXPECT_EQ(a->deallocate(y.address + 16), free_status::interior_pointer);
   EXPECT_EQ(a->deallocate(std::uintptr_t{8}), free_status::unknown_pointer);

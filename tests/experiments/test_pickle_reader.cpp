@@ -100,6 +100,14 @@ TEST(PickleReader, RejectsMalformedInputWithAByteOffset)
   EXPECT_EQ(error_of(from_hex("80024b0165")), "p.pickle: byte 4: expected a MARK before this opcode");
   EXPECT_EQ(error_of(from_hex("80024b014b0261")), "p.pickle: byte 6: appending to something that is not a list");
   EXPECT_EQ(error_of(from_hex("800261")), "p.pickle: byte 2: stack underflow");
+  // Found by fuzz_pickle: the memo can make a list contain itself, directly or through
+  // another list. A cycle would leak and make any walk endless: refused where it is made.
+  EXPECT_EQ(error_of(from_hex("80025d710068006100")),
+            "p.pickle: byte 7: this would make a container contain itself (plain data has no reference cycles)");
+  EXPECT_EQ(error_of(from_hex("80025d71005d7101680061612e")),
+            "p.pickle: byte 11: this would make a container contain itself (plain data has no reference cycles)");
+  // A list shared twice is not a cycle.
+  EXPECT_EQ(error_of(from_hex("80025d71005d7101680061680061302e")), "no error");
 }
 
 }  // namespace

@@ -1,0 +1,15 @@
+// The RMM logging CSV reader on any bytes.
+#include "experiments/trace/rmm_csv.hpp"
+#include "fuzz_input.hpp"
+
+#include <sstream>
+
+extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
+{
+  std::istringstream in(std::string(reinterpret_cast<char const*>(data), size));
+  try {
+    fraglab::fuzz::check_events(fraglab::trace::read_rmm_csv(in, "fuzz.csv"));
+  } catch (fraglab::input_error const&) {
+  }
+  return 0;
+}
