@@ -120,6 +120,7 @@ int replay(std::vector<std::string> const& args)
       traces.size() * compositions.size(), vm["jobs"].as<unsigned>(), [&](std::size_t cell) {
         return compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
       });
+  progress.finish();
   std::vector<std::vector<std::string>> rows, series;
   for (auto const& r : results) {
     rows.push_back(result_cells(r));

@@ -186,6 +186,7 @@ int sweep(std::vector<std::string> const& args)
     row.insert(row.begin(), std::to_string(c));
     return row;
   });
+  progress.finish();
   std::vector<std::string> columns = result_columns();
   for (std::size_t a = 0; a < axes.size(); ++a)
     columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
@@ -251,6 +252,7 @@ int capacity(std::vector<std::string> const& args)
                                     std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
                                     std::to_string(replays)};
   });
+  progress.finish();
   write_rows(vm, {"trace", "policy", "min_capacity_bytes", "peak_reserved_unlimited", "granularity", "replays"}, rows);
   return 0;
 }

@@ -18,7 +18,7 @@ progress_meter::progress_meter(std::uint64_t total, std::string unit, bool enabl
   });
 }
 
-progress_meter::~progress_meter()
+void progress_meter::finish()
 {
   if (!painter_.joinable()) return;
   {

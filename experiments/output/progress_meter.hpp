@@ -19,7 +19,10 @@ class progress_meter {
   progress_meter(std::uint64_t total, std::string unit, bool enabled);
   progress_meter(progress_meter const&) = delete;
   progress_meter& operator=(progress_meter const&) = delete;
-  ~progress_meter();  // clears the line
+  ~progress_meter() { finish(); }
+
+  // Stops drawing and clears the line: call it before printing results to the same terminal.
+  void finish();
 
   void add(std::uint64_t done) noexcept { done_.fetch_add(done, std::memory_order_relaxed); }
 
