@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace fraglab::fuzz {
@@ -61,6 +62,19 @@ inline void check_events(trace::trace const& t)
   });
   if (events != t.event_count() || allocs != t.allocs || events - allocs != t.frees)
     bug("the events disagree with the trace's counts");
+}
+
+// The whole of a target for a reader that takes a stream: `read(std::istream&)` returns a
+// trace or throws input_error.
+template <class Read>
+int check_stream_reader(std::uint8_t const* data, std::size_t size, Read read)
+{
+  std::istringstream in(std::string(reinterpret_cast<char const*>(data), size));
+  try {
+    check_events(read(in));
+  } catch (input_error const&) {
+  }
+  return 0;
 }
 
 }  // namespace fraglab::fuzz

@@ -2,14 +2,8 @@
 #include "experiments/trace/rmm_csv.hpp"
 #include "fuzz_input.hpp"
 
-#include <sstream>
-
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
 {
-  std::istringstream in(std::string(reinterpret_cast<char const*>(data), size));
-  try {
-    fraglab::fuzz::check_events(fraglab::trace::read_rmm_csv(in, "fuzz.csv"));
-  } catch (fraglab::input_error const&) {
-  }
-  return 0;
+  return fraglab::fuzz::check_stream_reader(
+      data, size, [](std::istream& in) { return fraglab::trace::read_rmm_csv(in, "fuzz.csv"); });
 }
