@@ -98,9 +98,7 @@ int replay(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
-  auto const chosen = read_allocator_options(vm);
-  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
-  auto const& backend = chosen.backend;
+  auto const [user, backend] = read_allocator_options(vm);
   replay_options options;
   options.strict = vm.count("strict") != 0;
   options.stop_on_failure = vm.count("stop-on-failure") != 0;
@@ -243,9 +241,7 @@ int dump(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
   if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME)");
-  auto const chosen = read_allocator_options(vm);
-  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
-  auto const& backend = chosen.backend;
+  auto const [user, backend] = read_allocator_options(vm);
   std::string const spec = vm["policy"].as<std::string>();
   auto const c = make_composition(spec, user, backend);
   trace::trace const t = trace::read_trace(vm["trace"].as<std::string>());

@@ -23,15 +23,12 @@ atomic_file::~atomic_file()
 
 void atomic_file::commit()
 {
-  out_.flush();
-  bool const written = static_cast<bool>(out_);
-  out_.close();
-  if (!written || out_.fail()) {
+  out_.close();        // flushes; a failed write or flush leaves failbit set
+  committed_ = true;   // from here on this function cleans up after itself
+  if (out_.fail()) {
     std::remove(tmp_.c_str());
-    committed_ = true;  // nothing left to clean up
     throw std::runtime_error(path_ + ": write failed");
   }
-  committed_ = true;
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     std::remove(tmp_.c_str());
     throw std::runtime_error(path_ + ": cannot rename the temporary file into place");

@@ -13,8 +13,8 @@ progress_meter::progress_meter(std::uint64_t total, std::string unit, bool enabl
   if (!enabled || total_ == 0) return;
   painter_ = std::thread([this] {
     std::unique_lock lock(mutex_);
-    draw(false);  // at once: a run that ends within the first period still shows its start
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; })) draw(false);
+    draw();  // at once: a run that ends within the first period still shows its start
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; })) draw();
   });
 }
 
@@ -27,18 +27,14 @@ void progress_meter::finish()
   }
   wake_.notify_one();
   painter_.join();
-  draw(true);
+  std::fprintf(stderr, "\r\033[K");  // leave the terminal as it was
+  std::fflush(stderr);
 }
 
 bool progress_meter::stderr_is_terminal() noexcept { return ::isatty(STDERR_FILENO) == 1; }
 
-void progress_meter::draw(bool final_line) const
+void progress_meter::draw() const
 {
-  if (final_line) {
-    std::fprintf(stderr, "\r\033[K");  // leave the terminal as it was
-    std::fflush(stderr);
-    return;
-  }
   std::uint64_t const done = std::min(done_.load(std::memory_order_relaxed), total_);
   double const fraction = static_cast<double>(done) / static_cast<double>(total_);
   double const elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

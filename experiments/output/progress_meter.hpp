@@ -30,7 +30,7 @@ class progress_meter {
   static bool stderr_is_terminal() noexcept;
 
  private:
-  void draw(bool final_line) const;
+  void draw() const;
 
   std::uint64_t total_;
   std::string unit_;

@@ -79,13 +79,16 @@ TEST(RmmCsv, MalformedInputNamesFileLineAndWhatWasExpected)
   EXPECT_EQ(error_of(h + "1,08:00:00.000001,free,0x10,5,0g\n"), "r.csv:2: expected a stream in hex, got '0g'");
 }
 
+// Writes `content` to NAME in the test's temporary directory and returns the path.
+std::string write(std::string const& name, std::string const& content)
+{
+  std::string const path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
 TEST(ReadTrace, DetectsTheFormatFromTheContentNotTheName)
 {
-  std::string const dir = ::testing::TempDir();
-  auto write = [&](std::string const& name, std::string const& content) {
-    std::ofstream(dir + name, std::ios::binary) << content;
-    return dir + name;
-  };
   auto const csv = write("looks_native.trace", std::string(header) + "1,00:00:00.000001,allocate,0x10,100,0\n");
   auto const text = write("looks_csv.csv", "a 1 100\nf 1\n");
   // pickle.dumps({'segments': [], 'device_traces': []}, protocol=2)
@@ -103,11 +106,6 @@ TEST(ReadTrace, DetectsTheFormatFromTheContentNotTheName)
 
 TEST(ReadTrace, EmptyFilesAndSnapshotsWithoutTheirKeysAreErrors)
 {
-  std::string const dir = ::testing::TempDir();
-  auto write = [&](std::string const& name, std::string const& content) {
-    std::ofstream(dir + name, std::ios::binary) << content;
-    return dir + name;
-  };
   auto error_of = [](std::string const& path) -> std::string {
     try {
       read_trace(path);
