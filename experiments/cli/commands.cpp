@@ -1,7 +1,6 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
 
-#include "experiments/gen/workloads.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
@@ -128,52 +127,6 @@ int replay(std::vector<std::string> const& args)
   if (options.timeseries)
     write_file_atomically(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
   write_rows(vm, result_columns(), rows);
-  return 0;
-}
-
-int gen(std::vector<std::string> const& args)
-{
-  po::options_description desc("fraglab gen KIND -o OUT [options]   (KIND: phases, random)");
-  desc.add_options()                                                                                      //
-      ("kind", po::value<std::string>(), "phases or random")                                              //
-      ("output,o", po::value<std::string>(), "trace file to write (format from --to, else the extension: "
-                                             ".fbin native binary, .csv RMM CSV, otherwise native text)")  //
-      ("to", po::value<std::string>()->default_value(""), "text, binary or rmm-csv")                        //
-      ("seed", po::value<std::uint64_t>()->default_value(1), "random seed")                                //
-      ("phases", po::value<std::size_t>()->default_value(24), "phases: number of phases")                 //
-      ("objects", po::value<std::size_t>()->default_value(4000), "phases: mean objects per phase")        //
-      ("allocations", po::value<std::size_t>()->default_value(100000), "random: number of allocations")  //
-      ("mean-lifetime", po::value<std::size_t>()->default_value(1000), "random: mean lifetime in allocations");
-  auto const parsed = parse_command(args, desc, "kind", 1);
-  if (!parsed) return 0;
-  auto const& vm = *parsed;
-  if (!vm.count("kind")) throw std::invalid_argument("no workload kind given (phases or random)");
-  if (!vm.count("output")) throw std::invalid_argument("no output file given (-o FILE)");
-  std::string const kind = vm["kind"].as<std::string>();
-  std::uint64_t const seed = vm["seed"].as<std::uint64_t>();
-  trace::trace t;
-  std::string description;
-  if (kind == "phases") {
-    gen::phases_params p{seed, vm["phases"].as<std::size_t>(), vm["objects"].as<std::size_t>()};
-    t = gen::generate_phases(p);
-    description = "fraglab gen phases --seed " + std::to_string(p.seed) + " --phases " + std::to_string(p.phases) +
-                  " --objects " + std::to_string(p.objects_per_phase);
-  } else if (kind == "random") {
-    gen::random_params p;
-    p.seed = seed;
-    p.allocations = vm["allocations"].as<std::size_t>();
-    p.mean_lifetime = vm["mean-lifetime"].as<std::size_t>();
-    if (p.mean_lifetime == 0) throw std::invalid_argument("--mean-lifetime must be positive");
-    t = gen::generate_random(p);
-    description = "fraglab gen random --seed " + std::to_string(p.seed) + " --allocations " +
-                  std::to_string(p.allocations) + " --mean-lifetime " + std::to_string(p.mean_lifetime);
-  } else {
-    throw std::invalid_argument("unknown workload kind '" + kind + "' (known: phases, random)");
-  }
-  std::string const path = vm["output"].as<std::string>();
-  trace::write_trace(path, t, trace::output_trace_format(path, vm["to"].as<std::string>()), description);
-  std::cerr << "wrote " << t.events.size() << " events (" << t.allocs << " allocations) to "
-            << vm["output"].as<std::string>() << '\n';
   return 0;
 }
 

@@ -22,7 +22,7 @@ commands:
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
-  gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random)
+  gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
   verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
                                              (bins, chunks, occupancy) or PyTorch's memory_stats

@@ -48,6 +48,18 @@ class rng {
     return base + uniform(0, base - 1);
   }
 
+  // A draw from [lo, hi] (lo > 0) with every octave [lo 2^k, lo 2^(k+1)) equally likely: short
+  // lengths common, long ones rare, as with request and sequence lengths.
+  std::uint64_t octave_uniform(std::uint64_t lo, std::uint64_t hi) noexcept
+  {
+    unsigned octaves = 1;
+    while (octaves < 64 && (lo << octaves) > lo && (lo << octaves) <= hi) ++octaves;
+    unsigned const o = static_cast<unsigned>(uniform(0, octaves - 1));
+    std::uint64_t const start = lo << o;
+    std::uint64_t const next = o + 1 < 64 ? lo << (o + 1) : 0;
+    return uniform(start, next > start && next - 1 < hi ? next - 1 : hi);
+  }
+
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];

@@ -20,6 +20,19 @@ expect "policies --keys lists parameters" '[[ $out == *quantum* && $out == *max_
 expect "gen writes a trace" '[[ -s $work/p.trace ]]'
 "$fraglab" gen phases --phases 6 --objects 500 -o "$work/p2.trace" 2>/dev/null
 expect "gen is deterministic" 'cmp -s "$work/p.trace" "$work/p2.trace"'
+"$fraglab" gen transformer --layers 2 --seq-dist uniform --seq-len 64 --seq-len-max 256 -o "$work/tr.fbin" 2>/dev/null
+expect "gen transformer writes a binary trace" '[[ $("$fraglab" info "$work/tr.fbin" | grep -c "^format: native binary") -eq 1 ]]'
+"$fraglab" gen llm-serving --layers 2 --requests 5 -o "$work/serve.trace" 2>/dev/null
+expect "gen records its full command in a text trace" \
+  'grep -q "^# fraglab gen llm-serving --seed 1 --layers 2 .*--kv-layout contiguous .*--requests 5 " "$work/serve.trace"'
+err=$("$fraglab" gen phases --layers 3 -o "$work/x.trace" 2>&1); rc=$?
+expect "gen refuses an option of another kind" '[[ $rc -ne 0 && $err == *layers* && ! -e $work/x.trace ]]'
+err=$("$fraglab" gen transformer --dtype fp64 -o "$work/x.trace" 2>&1); rc=$?
+expect "gen names the option with a bad value" '[[ $rc -ne 0 && $err == *--dtype*fp64* && ! -e $work/x.trace ]]'
+err=$("$fraglab" gen transformer --seq-dist uniform -o "$work/x.trace" 2>&1); rc=$?
+expect "gen says a varied length needs a range" '[[ $rc -ne 0 && $err == *seq-len-max* ]]'
+out=$("$fraglab" gen --help)
+expect "gen --help lists every kind's options" '[[ $out == *transformer:* && $out == *--checkpointing* && $out == *llm-serving:* && $out == *--kv-layout* && $out == *phases:* ]]'
 
 "$fraglab" replay "$work/p.trace" -p bins_best,tree_best,ao_first,tree_worst --format csv -o "$work/r.csv"
 header=$(head -1 "$work/r.csv")

@@ -1,65 +1,19 @@
-#include "experiments/gen/workloads.hpp"
+#include "experiments/gen/phases_and_random.hpp"
 
-#include "experiments/gen/rng.hpp"
+#include "experiments/gen/detail/trace_builder.hpp"
 
 #include <algorithm>
 #include <queue>
-#include <utility>
 #include <vector>
 
 namespace fraglab::gen {
-namespace {
-
-class builder {
- public:
-  explicit builder(std::string name) { t_.name = std::move(name); }
-
-  std::uint32_t alloc(std::size_t size)
-  {
-    std::uint32_t id;
-    if (!recycled_.empty()) {
-      id = recycled_.back();
-      recycled_.pop_back();
-    } else {
-      id = static_cast<std::uint32_t>(t_.slots++);
-    }
-    t_.events.push_back({trace::op::alloc, id, size});
-    ++t_.allocs;
-    return id;
-  }
-
-  void free(std::uint32_t id)
-  {
-    t_.events.push_back({trace::op::free, id});
-    ++t_.frees;
-    recycled_.push_back(id);
-  }
-
-  trace::trace take() { return std::move(t_); }
-
- private:
-  trace::trace t_;
-  std::vector<std::uint32_t> recycled_;  // ids are reused, as programs reuse addresses
-};
-
-template <class T>
-void shuffle(std::vector<T>& v, rng& r)
-{
-  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[r.uniform(0, i - 1)]);
-}
-
-void free_all(builder& b, std::vector<std::uint32_t>& ids)
-{
-  for (std::uint32_t id : ids) b.free(id);
-  ids.clear();
-}
-
-}  // namespace
+using detail::shuffle;
+using detail::trace_builder;
 
 trace::trace generate_phases(phases_params const& p)
 {
   rng r(p.seed);
-  builder b("phases-seed" + std::to_string(p.seed));
+  trace_builder b("phases-seed" + std::to_string(p.seed));
   std::vector<std::uint32_t> long_lived;
   for (std::size_t phase = 0; phase < p.phases; ++phase) {
     std::vector<std::size_t> sizes(r.uniform(3, 8));
@@ -84,7 +38,7 @@ trace::trace generate_phases(phases_params const& p)
         for (std::size_t i = 0; i < n; ++i) temp.push_back(b.alloc(draw()));
         if (auto const order = r.uniform(0, 2); order == 1) std::reverse(temp.begin(), temp.end());
         else if (order == 2) shuffle(temp, r);
-        free_all(b, temp);
+        b.free_all(temp);
         break;
       default: {  // plateau: a steady population turning over
         std::size_t const population = std::max<std::size_t>(1, n / 4);
@@ -95,20 +49,20 @@ trace::trace generate_phases(phases_params const& p)
           temp[victim] = b.alloc(draw());
         }
         shuffle(temp, r);
-        free_all(b, temp);
+        b.free_all(temp);
         if (r.chance(30)) long_lived.push_back(b.alloc(draw()));
       }
     }
   }
   shuffle(long_lived, r);
-  free_all(b, long_lived);
+  b.free_all(long_lived);
   return b.take();
 }
 
 trace::trace generate_random(random_params const& p)
 {
   rng r(p.seed);
-  builder b("random-seed" + std::to_string(p.seed));
+  trace_builder b("random-seed" + std::to_string(p.seed));
   using death = std::pair<std::uint64_t, std::uint32_t>;  // (time of death, id)
   std::priority_queue<death, std::vector<death>, std::greater<>> dying;
   for (std::uint64_t now = 0; now < p.allocations; ++now) {
