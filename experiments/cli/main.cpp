@@ -22,6 +22,7 @@ commands:
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
+  trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
   verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
@@ -51,6 +52,7 @@ int main(int argc, char** argv)
     if (command == "sweep") return fraglab::cli::sweep(args);
     if (command == "capacity") return fraglab::cli::capacity(args);
     if (command == "merge") return fraglab::cli::merge(args);
+    if (command == "trace") return fraglab::cli::trace_program(args);
     std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
     return 2;
   } catch (fraglab::input_error const& e) {

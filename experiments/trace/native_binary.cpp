@@ -1,5 +1,6 @@
 #include "experiments/trace/native_binary.hpp"
 
+#include "experiments/trace/detail/native_binary_layout.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <array>
@@ -12,27 +13,14 @@
 namespace fraglab::trace {
 namespace {
 
-constexpr std::size_t header_size = 64;
-constexpr std::uint8_t tag_free = 0x01, tag_alignment = 0x02, tag_stream = 0x04;
-constexpr std::size_t longest_record = 1 + 10 + 10 + 1 + 10;
-
-struct header_fields {
-  std::uint64_t events = 0, allocs = 0, frees = 0, slots = 0, recorded_failures = 0;
-};
-
-template <class T>
-T load_le(unsigned char const* p) noexcept
-{
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(p[i]) << (8 * i);
-  return v;
-}
-
-template <class T>
-void store_le(unsigned char* p, T v) noexcept
-{
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
+using detail::binary_header_size;
+using detail::load_le;
+using detail::longest_record;
+using detail::tag_alignment;
+using detail::tag_free;
+using detail::tag_stream;
+using header_fields = detail::binary_header;
+constexpr std::size_t header_size = binary_header_size;
 
 [[noreturn]] void fail_at(std::string const& path, std::uint64_t offset, std::string const& what)
 {
@@ -200,15 +188,6 @@ class binary_decoder final : public event_batches {
   bool finished_ = false;
 };
 
-void put_varint(std::string& out, std::uint64_t v)
-{
-  while (v >= 0x80) {
-    out += static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  out += static_cast<char>(v);
-}
-
 }  // namespace
 
 bool has_native_binary_magic(std::string_view head) noexcept
@@ -237,16 +216,17 @@ std::unique_ptr<event_batches> decode_native_binary(trace const& t) { return std
 void write_native_binary(std::ostream& out, trace const& t)
 {
   auto const header_at = out.tellp();
-  std::array<unsigned char, header_size> h{};
-  out.write(reinterpret_cast<char const*>(h.data()), h.size());
+  unsigned char h[header_size] = {};
+  out.write(reinterpret_cast<char const*>(h), header_size);
 
   // Trace slot -> file slot; 0 while not live. File slot 0 stands for every id not live.
   std::vector<std::uint32_t> file_slot(t.slots, 0);
   std::vector<std::uint32_t> recycled;
   std::uint64_t slots = 1, events = 0, allocs = 0, frees = 0;
-  std::string chunk;
+  std::vector<unsigned char> chunk;
   for_each_batch(t, [&](std::span<event const> batch) {
-    chunk.clear();
+    chunk.resize(batch.size() * detail::longest_record);
+    unsigned char* at = chunk.data();
     for (event const& e : batch) {
       std::uint32_t& s = file_slot[e.slot];
       if (e.kind == op::alloc) {
@@ -258,36 +238,23 @@ void write_native_binary(std::ostream& out, trace const& t)
             recycled.pop_back();
           }
         }
-        bool const aligned = e.alignment != 1, streamed = e.stream != 0;
-        chunk += static_cast<char>((aligned ? tag_alignment : 0) | (streamed ? tag_stream : 0));
-        put_varint(chunk, s);
-        put_varint(chunk, e.size);
-        if (aligned) chunk += static_cast<char>(std::countr_zero(e.alignment));
-        if (streamed) put_varint(chunk, e.stream);
+        at = detail::encode_allocation(at, s, e.size, e.alignment, e.stream);
         ++allocs;
       } else {
-        chunk += static_cast<char>(tag_free);
-        put_varint(chunk, s);
+        at = detail::encode_free(at, s);
         if (s != 0) recycled.push_back(s);
         s = 0;
         ++frees;
       }
       ++events;
     }
-    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    out.write(reinterpret_cast<char const*>(chunk.data()), at - chunk.data());
   });
 
-  std::memcpy(h.data(), native_binary_magic.data(), native_binary_magic.size());
-  store_le<std::uint16_t>(h.data() + 8, native_binary_version);
-  store_le<std::uint16_t>(h.data() + 10, header_size);
-  store_le<std::uint64_t>(h.data() + 16, events);
-  store_le<std::uint64_t>(h.data() + 24, allocs);
-  store_le<std::uint64_t>(h.data() + 32, frees);
-  store_le<std::uint64_t>(h.data() + 40, slots);
-  store_le<std::uint64_t>(h.data() + 48, t.recorded_failures);
+  detail::encode_header(h, {events, allocs, frees, slots, t.recorded_failures});
   auto const end = out.tellp();
   out.seekp(header_at);
-  out.write(reinterpret_cast<char const*>(h.data()), h.size());
+  out.write(reinterpret_cast<char const*>(h), header_size);
   out.seekp(end);
 }
 

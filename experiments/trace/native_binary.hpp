@@ -29,6 +29,7 @@
 // kept (replay counts them): they name slot 0, which is never allocated.
 #pragma once
 
+#include "experiments/trace/detail/native_binary_layout.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/trace.hpp"
 
@@ -40,8 +41,8 @@
 
 namespace fraglab::trace {
 
-inline constexpr std::string_view native_binary_magic{"FLTRACE\0", 8};
-inline constexpr std::uint16_t native_binary_version = 1;
+inline constexpr std::string_view native_binary_magic = detail::binary_magic;
+inline constexpr std::uint16_t native_binary_version = detail::binary_version;
 
 // True when the first bytes of a file are the binary magic.
 bool has_native_binary_magic(std::string_view head) noexcept;

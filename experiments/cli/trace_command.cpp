@@ -1,0 +1,127 @@
+// fraglab trace -- PROGRAM ARGS: runs PROGRAM with the malloc tracer preloaded and reports
+// the trace files its processes wrote (one per process, named PROGRAM.PID.fbin).
+#include "experiments/cli/commands.hpp"
+#include "experiments/cli/options.hpp"
+
+#include "experiments/trace/read_trace.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fraglab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char const* tracer_file = "libfraglab_tracer.so";
+
+// --tracer, then FRAGLAB_TRACER, then beside this executable: the build tree keeps the
+// library in tracer/ under fraglab's directory, an installation in ../lib[/ARCH].
+fs::path find_tracer(std::string const& given)
+{
+  if (!given.empty()) {
+    if (!fs::is_regular_file(given)) throw std::invalid_argument("--tracer: no such file: " + given);
+    return fs::absolute(given);
+  }
+  if (char const* env = std::getenv("FRAGLAB_TRACER"); env && *env) {
+    if (!fs::is_regular_file(env)) throw std::invalid_argument(std::string("FRAGLAB_TRACER names no file: ") + env);
+    return fs::absolute(env);
+  }
+  std::error_code ec;
+  fs::path const here = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates{here / "tracer" / tracer_file, here / tracer_file, here.parent_path() / "lib" / tracer_file};
+  if (fs::is_directory(here.parent_path() / "lib", ec))
+    for (auto const& entry : fs::directory_iterator(here.parent_path() / "lib", ec))
+      candidates.push_back(entry.path() / tracer_file);
+  for (auto const& c : candidates)
+    if (fs::is_regular_file(c, ec)) return c;
+  throw std::invalid_argument(std::string("cannot find ") + tracer_file +
+                              " beside this fraglab (sanitizer builds leave it out); give --tracer PATH");
+}
+
+std::set<fs::path> trace_files_in(fs::path const& dir)
+{
+  std::set<fs::path> files;
+  for (auto const& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".fbin") files.insert(entry.path());
+  return files;
+}
+
+[[noreturn]] void exec_traced(std::vector<std::string> const& command, fs::path const& tracer, fs::path const& dir)
+{
+  std::string preload = tracer.string();
+  if (char const* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  ::setenv("FRAGLAB_TRACE_DIR", dir.c_str(), 1);
+  std::vector<char*> argv;
+  for (auto const& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::cerr << "fraglab trace: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+  ::_exit(127);
+}
+
+}  // namespace
+
+int trace_program(std::vector<std::string> const& args)
+{
+  auto const dashes = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> const options(args.begin(), dashes);
+  std::vector<std::string> const command(dashes == args.end() ? dashes : dashes + 1, args.end());
+  po::options_description desc("fraglab trace [-o DIR] [--tracer LIB] -- PROGRAM [ARGS...]");
+  desc.add_options()                                                                                       //
+      ("output,o", po::value<std::string>()->default_value("."), "directory for the trace files (made if absent)")  //
+      ("tracer", po::value<std::string>()->default_value(""), "the tracer library (default: beside fraglab)");
+  auto const parsed = parse_command(options, desc);
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
+  if (command.empty()) throw std::invalid_argument("no program given (fraglab trace -- PROGRAM ARGS)");
+  fs::path const tracer = find_tracer(vm["tracer"].as<std::string>());
+  fs::create_directories(vm["output"].as<std::string>());
+  fs::path const dir = fs::canonical(vm["output"].as<std::string>());
+  auto const before = trace_files_in(dir);
+
+  pid_t const child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) exec_traced(command, tracer, dir);
+  // Like time(1): a ^C is for the program, and the summary still follows.
+  auto const old_int = std::signal(SIGINT, SIG_IGN), old_quit = std::signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::signal(SIGINT, old_int);
+  std::signal(SIGQUIT, old_quit);
+
+  std::vector<fs::path> written;
+  for (auto const& f : trace_files_in(dir))
+    if (!before.count(f)) written.push_back(f);
+  std::cerr << "fraglab trace: " << written.size() << " trace file" << (written.size() == 1 ? "" : "s") << " in "
+            << dir.string() << '\n';
+  for (auto const& f : written) {
+    try {
+      trace::trace const t = trace::read_trace(f.string());
+      std::cerr << "  " << f.filename().string() << ": " << t.event_count() << " events, " << t.allocs << " allocations\n";
+    } catch (std::exception const& e) {  // a process killed before its last flush
+      std::cerr << "  " << f.filename().string() << ": incomplete (" << e.what() << ")\n";
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace fraglab::cli
