@@ -38,16 +38,23 @@ def read_rows(paths, required):
     for path in paths:
         try:
             with open(path, newline="") as f:
+                # Tables from experiments/ carry their provenance in leading `#` lines.
+                comments = 0
+                while f.readline().startswith("#"):
+                    comments += 1
+                f.seek(0)
+                for _ in range(comments):
+                    f.readline()
                 reader = csv.DictReader(f)
                 header = reader.fieldnames or []
                 missing = [c for c in required if c not in header]
                 if missing:
-                    raise InputError(f"{path}:1: expected the column(s) {', '.join(missing)}; "
+                    raise InputError(f"{path}:{comments + 1}: expected the column(s) {', '.join(missing)}; "
                                      f"the header has {', '.join(header) or 'nothing'}")
                 for row in reader:
                     if None in row or any(v is None for v in row.values()):
-                        raise InputError(f"{path}:{reader.line_num}: expected {len(header)} fields")
-                    row["__where"] = f"{path}:{reader.line_num}"
+                        raise InputError(f"{path}:{reader.line_num + comments}: expected {len(header)} fields")
+                    row["__where"] = f"{path}:{reader.line_num + comments}"
                     rows.append(row)
         except OSError as e:
             raise InputError(f"{path}: {e.strerror}") from e

@@ -2,7 +2,7 @@
 """Replay throughput per policy, and replay memory, on the host traces and a 10M-event trace.
 
     experiments/replay_throughput.py [--fraglab PATH] [--repeat N] [--policies P,P...]
-                                     [--allocations N] [--out-dir results]
+                                     [--allocations N] [--out-dir results] [--work-dir DIR]
 
 For every policy `fraglab policies --names` lists (or --policies), replays each trace in
 ../shared/traces/host and a generated trace of 2 x --allocations events (default 10M),
@@ -21,16 +21,10 @@ import argparse
 import csv
 import io
 import os
-import platform
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+from results_io import ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, markdown_table, provenance, run, write_csv, write_markdown
 
 
 def replay(fraglab, trace, policy, repeat):
@@ -52,45 +46,21 @@ def replay(fraglab, trace, policy, repeat):
     return rows[0], rss
 
 
-def provenance(argv):
-    commit = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).strip()
-    if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip():
-        commit += " (with uncommitted changes)"
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return [
-        ("command", " ".join(["experiments/replay_throughput.py"] + argv)),
-        ("commit", commit),
-        ("machine", f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"),
-        ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
-    ]
-
-
-def write_atomically(path, text):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fraglab", default=os.path.join(ROOT, "build/experiments/fraglab"))
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--policies", default="")
     parser.add_argument("--allocations", type=int, default=5_000_000)
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
     args = parser.parse_args(argv)
 
     fraglab = args.fraglab
     policies = args.policies.split(",") if args.policies else run([fraglab, "policies", "--names"]).split()
-    host = os.path.join(ROOT, "..", "shared", "traces", "host")
+    host = os.path.join(SHARED_TRACES, "host")
     traces = sorted(os.path.join(host, f) for f in os.listdir(host) if f.endswith(".csv")) if os.path.isdir(host) else []
-    data = os.path.join(ROOT, "build", "data")
+    data = args.work_dir
     os.makedirs(data, exist_ok=True)
     generated = os.path.join(data, f"random-{2 * args.allocations}.fbin")
     if not os.path.exists(generated):
@@ -113,26 +83,15 @@ def main(argv):
                      r["peak_live_bytes"], r["peak_reserved_bytes"], r["index_steps_per_op"]])
         print(f"{r['trace']:28} {policy:20} {r['ns_per_op']:>8} ns/event {rss:>8} KiB", file=sys.stderr)
 
-    header = provenance(argv)
+    header = provenance("replay_throughput.py", argv)
     os.makedirs(args.out_dir, exist_ok=True)
-    out = io.StringIO()
-    for key, value in header:
-        out.write(f"# {key}: {value}\n")
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(columns)
-    w.writerows(rows)
-    write_atomically(os.path.join(args.out_dir, "replay_throughput.csv"), out.getvalue())
-
-    md = ["# Replay throughput", "", "Produced by `experiments/replay_throughput.py`; do not edit by hand.", ""]
-    md += [f"- {key}: `{value}`" for key, value in header]
-    md += ["", "Events per second = 1e9 / ns_per_op (median of the timed passes, allocator work only); "
-           "peak RSS of the whole `fraglab replay` process. The generated trace is native binary and "
-           "streamed, so its RSS reflects live blocks, not its length; the last row replays the same "
-           "events from native text, which is read into memory, for contrast.", ""]
-    md.append("| " + " | ".join(columns) + " |")
-    md.append("|" + "---|" * len(columns))
-    md += ["| " + " | ".join(row) + " |" for row in rows]
-    write_atomically(os.path.join(args.out_dir, "replay_throughput.md"), "\n".join(md) + "\n")
+    write_csv(os.path.join(args.out_dir, "replay_throughput.csv"), header, columns, rows)
+    write_markdown(os.path.join(args.out_dir, "replay_throughput.md"), "Replay throughput", "replay_throughput.py", header, [
+        ["Events per second = 1e9 / ns_per_op (median of the timed passes, allocator work only); "
+         "peak RSS of the whole `fraglab replay` process. The generated trace is native binary and "
+         "streamed, so its RSS reflects live blocks, not its length; the last row replays the same "
+         "events from native text, which is read into memory, for contrast."],
+        markdown_table(columns, rows)])
     return 0
 
 

@@ -1,0 +1,101 @@
+"""What every script in experiments/ that writes to results/ shares: running fraglab,
+recording provenance (command, commit, machine, date, input versions), and writing a table
+as CSV (provenance in leading `#` lines) and Markdown, each atomically."""
+
+import csv
+import hashlib
+import io
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED_TRACES = os.path.join(ROOT, "..", "shared", "traces")
+DEFAULT_FRAGLAB = os.path.join(ROOT, "build", "experiments", "fraglab")
+
+
+def run(cmd, **kwargs):
+    """stdout of a command that must succeed; its stderr is shown when it does not."""
+    done = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if done.returncode != 0:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: `{' '.join(cmd)}` exited {done.returncode}:\n{done.stderr}")
+    return done.stdout
+
+
+def fraglab_rows(fraglab, args):
+    """fraglab's CSV output (`--format csv` is added) as a list of dicts."""
+    return list(csv.DictReader(io.StringIO(run([fraglab] + args + ["--format", "csv"]))))
+
+
+def first_line(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "not installed"
+
+
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def provenance(script, argv, inputs=()):
+    """[(key, value)]: the command, commit, machine, date, then `inputs` (key, value) pairs."""
+    commit = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).strip()
+    if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip():
+        commit += " (with uncommitted changes)"
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return [
+        ("command", " ".join([f"experiments/{script}"] + argv)),
+        ("commit", commit),
+        ("machine", f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"),
+        ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
+    ] + list(inputs)
+
+
+def write_atomically(path, text):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_csv(path, header, columns, rows):
+    out = io.StringIO()
+    for key, value in header:
+        out.write(f"# {key}: {value}\n")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(rows)
+    write_atomically(path, out.getvalue())
+
+
+def markdown_table(columns, rows):
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def write_markdown(path, title, script, header, sections):
+    """sections: list of lists of Markdown lines, separated by blank lines."""
+    md = [f"# {title}", "", f"Produced by `experiments/{script}`; do not edit by hand.", ""]
+    md += [f"- {key}: `{value}`" for key, value in header]
+    for section in sections:
+        md += [""] + section
+    write_atomically(path, "\n".join(md) + "\n")
+
+
+def plot(kind, csv_path, output, *args):
+    """A figure through experiments/plot.py (Debian's python3-matplotlib)."""
+    run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "plot.py"), kind, csv_path, "-o", output] + list(args))

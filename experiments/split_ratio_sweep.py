@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Figure 3: frag4 and ns/op as the split ratio goes from 1 to 8, for tf_bfc and best_fit,
+on deep-learning workloads and on real programs.
+
+    experiments/split_ratio_sweep.py [--fraglab PATH] [--out-dir results] [--quick] [--repeat N]
+
+The split ratio is the split part's `split_ratio` key: a free chunk is split only when it is
+at least split_ratio times the request (1: always; TF's BFC uses 2). The deep-learning
+workloads (experiments/dl_workloads.py) replay on the simulated device; the programs
+(experiments/program_traces.py, traced at run time, and ../shared/traces/host) on the heap
+backend. ns/op is fraglab's median of --repeat timed passes: compare within one run.
+
+Writes OUT/split_ratio.csv, .md, and split_ratio_frag4.svg and split_ratio_speed.svg.
+"""
+
+import argparse
+import os
+import sys
+
+import dl_workloads
+import program_traces
+from results_io import (DEFAULT_FRAGLAB, ROOT, SHARED_TRACES, file_digest, fraglab_rows, markdown_table, plot,
+                        provenance, write_csv, write_markdown)
+
+RATIOS = [1, 2, 3, 4, 5, 6, 7, 8]
+POLICIES = ["tf_bfc", "best_fit"]
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
+    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
+    parser.add_argument("--quick", action="store_true", help="small inputs (for tests)")
+    parser.add_argument("--repeat", default="3")
+    parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
+    args = parser.parse_args(argv)
+
+    suffix = "-quick" if args.quick else ""
+    dl, inputs = dl_workloads.workloads(args.fraglab, os.path.join(args.work_dir, "dl" + suffix), args.quick)
+    families = {"deep learning": {k: dl[k] for k in ("gpt2-varlen", "llama8b-serving")}}
+    programs, versions = program_traces.capture(args.fraglab, os.path.join(args.work_dir, "programs" + suffix),
+                                                args.quick, only={"python3", "sqlite3", "perl", "groff"})
+    host = os.path.join(SHARED_TRACES, "host")
+    if os.path.isdir(host) and not args.quick:
+        for f in sorted(os.listdir(host)):
+            if f.endswith(".csv"):
+                programs[f[: -len(".csv")]] = os.path.join(host, f)
+                versions[f] = f"sha256 {file_digest(os.path.join(host, f))}"
+    families["programs"] = programs
+    inputs = {k: inputs[k] for k in families["deep learning"]} | versions
+
+    vary = "split_ratio=" + ",".join(str(r) for r in RATIOS)
+    rows = []
+    for family, traces in families.items():
+        backend = ["--backend", "simulated"] if family == "deep learning" else []
+        for name, path in traces.items():
+            for r in fraglab_rows(args.fraglab, ["sweep", path, "-p", ",".join(POLICIES), "--vary", vary,
+                                                 "--repeat", args.repeat, "--jobs", args.jobs] + backend):
+                rows.append([family, name, r["policy"], r["split_ratio"], r["peak_reserved_bytes"], r["frag4"],
+                             r["ns_per_op"]])
+            print(f"{name}: swept", file=sys.stderr)
+
+    columns = ["family", "trace", "policy", "split_ratio", "peak_reserved_bytes", "frag4", "ns_per_op"]
+    header = provenance("split_ratio_sweep.py", argv, [(f"input {k}", v) for k, v in inputs.items()])
+    os.makedirs(args.out_dir, exist_ok=True)
+    write_csv(os.path.join(args.out_dir, "split_ratio.csv"), header, columns, rows)
+
+    sections = [["frag4 in percent and ns per operation (median of the timed passes) for each split ratio. "
+                 "A ratio of r splits a free chunk only when it is at least r times the request."]]
+    for family, traces in families.items():
+        table = []
+        for name in traces:
+            for policy in POLICIES:
+                cells = {r[3]: r for r in rows if r[1] == name and r[2] == policy}
+                table.append([name, policy] + [f"{100 * float(cells[str(k)][5]):.1f} / {cells[str(k)][6]}"
+                                               for k in RATIOS])
+        sections.append([f"## {family}: frag4 % / ns per op", ""] + markdown_table(
+            ["trace", "policy"] + [f"ratio {k}" for k in RATIOS], table))
+    figures = {"frag4": "split_ratio_frag4.svg", "ns_per_op": "split_ratio_speed.svg"}
+    write_markdown(os.path.join(args.out_dir, "split_ratio.md"), "Split-ratio sweep", "split_ratio_sweep.py", header,
+                   sections + [[f"![{m} against the split ratio]({f})" for m, f in figures.items()]])
+
+    figure_csv = os.path.join(args.out_dir, f".split_ratio.figure.{os.getpid()}.csv")
+    write_csv(figure_csv, [], ["trace", "policy", "split_ratio", "frag4", "ns_per_op"], [r[1:4] + r[5:7] for r in rows])
+    try:
+        for metric, name in figures.items():
+            plot("sweep", figure_csv, os.path.join(args.out_dir, name), "-x", "split_ratio", "-y", metric)
+    finally:
+        os.remove(figure_csv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Every script that writes a table to results/ runs here on small inputs (--quick), into a
+# scratch directory, and must leave its CSV (with the provenance lines), Markdown and figure.
+set -u
+fraglab=$(realpath "${1:?usage: test_scripts.sh FRAGLAB TRACER_LIBRARY|none}")
+if [[ ${2:?} == none ]]; then
+  echo "SKIP: the program tables need the tracer, which sanitizer builds leave out"
+  exit 77
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+py=/usr/bin/python3
+
+provenance_ok() {  # CSV: the four provenance lines, then the header row
+  [[ $(grep -c -E '^# (command|commit|machine|date): ' "$1") -eq 4 ]] && grep -q "^$2" "$1"
+}
+
+$py "$root/experiments/johnstone_wilson.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+  --work-dir "$work/programs" 2> "$work/jw.err"
+expect "johnstone_wilson.py runs" '[[ $? -eq 0 ]] || { cat "$work/jw.err"; false; }'
+expect "johnstone_wilson.csv has provenance and J&W's measures" \
+  'provenance_ok "$work/out/johnstone_wilson.csv" "program,policy,config,events,peak_live_bytes,peak_reserved_bytes,frag3,frag4"'
+expect "johnstone_wilson.csv: 13 compositions x 2 configurations + 2 presets, per program" \
+  '[[ $(grep -c "^python3," "$work/out/johnstone_wilson.csv") -eq 28 && $(grep -c "^sqlite3," "$work/out/johnstone_wilson.csv") -eq 28 ]]'
+expect "johnstone_wilson.csv records the traced programs' versions" 'grep -q "^# input python3: Python 3" "$work/out/johnstone_wilson.csv"'
+expect "johnstone_wilson.md ranks against J&W" 'grep -q "J&W'"'"'s order of the three groups" "$work/out/johnstone_wilson.md"'
+expect "johnstone_wilson.svg is drawn" 'grep -q "<svg" "$work/out/johnstone_wilson.svg"'
+expect "no temporary figure data is left behind" '[[ -z $(ls -A "$work/out" | grep "^\.") ]]'
+
+$py "$root/experiments/gpu_allocators.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+  --work-dir "$work/dl" 2> "$work/gpu.err"
+expect "gpu_allocators.py runs" '[[ $? -eq 0 ]] || { cat "$work/gpu.err"; false; }'
+expect "gpu_allocators.csv has provenance and the table's columns" \
+  'provenance_ok "$work/out/gpu_allocators.csv" "workload,policy,events,peak_live_bytes,peak_reserved_bytes,frag4,ext_frag_at_peak,ext_frag_avg,min_capacity_bytes"'
+expect "gpu_allocators.csv: 7 policies x 5 workloads" '[[ $(grep -vc "^#" "$work/out/gpu_allocators.csv") -eq 36 ]]'
+over=$(grep -v -e "^#" -e "^workload," "$work/out/gpu_allocators.csv" | awk -F, '$9 + 0 > $5 + 0' | wc -l)
+expect "a workload's min capacity never exceeds its unlimited peak reserved" '[[ $over -eq 0 ]]'
+expect "gpu_allocators.svg is drawn" 'grep -q "<svg" "$work/out/gpu_allocators.svg"'
+
+$py "$root/experiments/split_ratio_sweep.py" --quick --repeat 1 --fraglab "$fraglab" --out-dir "$work/out" \
+  --work-dir "$work" 2> "$work/split.err"
+expect "split_ratio_sweep.py runs" '[[ $? -eq 0 ]] || { cat "$work/split.err"; false; }'
+expect "split_ratio.csv has provenance and the sweep's columns" \
+  'provenance_ok "$work/out/split_ratio.csv" "family,trace,policy,split_ratio,peak_reserved_bytes,frag4,ns_per_op"'
+expect "split_ratio.csv: ratios 1..8 for both policies on 6 traces" '[[ $(grep -vc "^#" "$work/out/split_ratio.csv") -eq 97 ]]'
+expect "both split-ratio figures are drawn" 'grep -q "<svg" "$work/out/split_ratio_frag4.svg" && grep -q "<svg" "$work/out/split_ratio_speed.svg"'
+
+$py "$root/experiments/replay_throughput.py" --fraglab "$fraglab" --allocations 2000 --repeat 1 --policies tlsf,best_fit \
+  --out-dir "$work/out" --work-dir "$work/data" 2> "$work/speed.err"
+expect "replay_throughput.py runs" '[[ $? -eq 0 ]] || { cat "$work/speed.err"; false; }'
+expect "replay_throughput.csv has provenance" 'provenance_ok "$work/out/replay_throughput.csv" "trace,policy,events,ns_per_op"'
+
+echo "scripts: $passed passed, $failed failed"
+((failed == 0))
