@@ -19,8 +19,7 @@ import os
 import sys
 
 import dl_workloads
-from results_io import (DEFAULT_FRAGLAB, ROOT, fraglab_rows, markdown_table, plot, provenance, write_csv,
-                        write_markdown)
+from results_io import common_arguments, figures, fraglab_rows, markdown_table, provenance, write_csv, write_markdown
 
 POLICIES = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "rmm_pool", "tlsf", "best_fit", "first_fit"]
 GiB = 1 << 30
@@ -32,11 +31,7 @@ def gib(x):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
-    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data", "dl"))
-    parser.add_argument("--quick", action="store_true", help="small models (for tests)")
-    parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
+    common_arguments(parser, "dl")
     args = parser.parse_args(argv)
 
     traces, inputs = dl_workloads.workloads(args.fraglab, args.work_dir + ("-quick" if args.quick else ""), args.quick)
@@ -77,12 +72,8 @@ def main(argv):
     write_markdown(os.path.join(args.out_dir, "gpu_allocators.md"), "GPU allocators on deep-learning workloads",
                    "gpu_allocators.py", header, sections + [["![frag4 per workload](gpu_allocators.svg)"]])
 
-    figure_csv = os.path.join(args.out_dir, f".gpu_allocators.figure.{os.getpid()}.csv")
-    write_csv(figure_csv, [], ["trace", "policy", "frag4"], [[r[0], r[1], r[5]] for r in rows])
-    try:
-        plot("bars", figure_csv, os.path.join(args.out_dir, "gpu_allocators.svg"), "-y", "frag4")
-    finally:
-        os.remove(figure_csv)
+    figures(args.out_dir, ["trace", "policy", "frag4"], [[r[0], r[1], r[5]] for r in rows],
+            [("bars", "gpu_allocators.svg", ["-y", "frag4"])])
     return 0
 
 

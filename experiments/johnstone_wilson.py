@@ -29,8 +29,7 @@ import statistics
 import sys
 
 import program_traces
-from results_io import (DEFAULT_FRAGLAB, ROOT, SHARED_TRACES, file_digest, fraglab_rows, markdown_table, plot,
-                        provenance, write_csv, write_markdown)
+from results_io import common_arguments, figures, fraglab_rows, markdown_table, provenance, write_csv, write_markdown
 
 # (label as J&W name it, fraglab policy, J&W's verdict group: 0 best, 1 middle, 2 worst, None not in J&W)
 POLICIES = [
@@ -63,12 +62,8 @@ def percent(x):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
-    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data", "programs"))
-    parser.add_argument("--quick", action="store_true", help="small workloads and two programs (for tests)")
+    common_arguments(parser, "programs")
     parser.add_argument("--recapture", action="store_true", help="trace the programs again")
-    parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
     args = parser.parse_args(argv)
 
     work = args.work_dir + ("-quick" if args.quick else "")
@@ -78,12 +73,9 @@ def main(argv):
                 os.remove(os.path.join(work, f))
     traces, versions = program_traces.capture(args.fraglab, work, args.quick,
                                               only={"python3", "sqlite3"} if args.quick else None)
-    host = os.path.join(SHARED_TRACES, "host")
-    if os.path.isdir(host) and not args.quick:
-        for f in sorted(os.listdir(host)):
-            if f.endswith(".csv"):
-                traces[f[: -len(".csv")]] = os.path.join(host, f)
-                versions[f] = f"sha256 {file_digest(os.path.join(host, f))}"
+    host, checksums = program_traces.host_traces(args.quick)
+    traces |= host
+    versions |= checksums
     programs = list(traces)
 
     rows = []
@@ -148,14 +140,9 @@ def main(argv):
                    "Fragmentation of real programs, after Johnstone & Wilson (1998)", "johnstone_wilson.py", header,
                    sections + [["![frag4 with headers and alignment](johnstone_wilson.svg)"]])
 
-    # The figure: frag4 with headers and alignment, a panel per program.
-    figure_csv = os.path.join(args.out_dir, f".johnstone_wilson.figure.{os.getpid()}.csv")
-    write_csv(figure_csv, [], ["trace", "policy", "frag4"],
-              [[r[0], r[1], r[7]] for r in rows if r[2] == "headers and alignment"])
-    try:
-        plot("bars", figure_csv, os.path.join(args.out_dir, "johnstone_wilson.svg"), "-y", "frag4")
-    finally:
-        os.remove(figure_csv)
+    figures(args.out_dir, ["trace", "policy", "frag4"],
+            [[r[0], r[1], r[7]] for r in rows if r[2] == "headers and alignment"],
+            [("bars", "johnstone_wilson.svg", ["-y", "frag4"])])
     return 0
 
 

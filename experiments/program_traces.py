@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from results_io import ROOT, first_line
+from results_io import ROOT, SHARED_TRACES, file_digest, first_line
 
 WORKLOADS = os.path.join(ROOT, "experiments", "workloads")
 
@@ -68,4 +68,17 @@ def capture(fraglab, work, quick=False, only=None):
             os.replace(max(candidates, key=os.path.getsize), kept)
             shutil.rmtree(out, ignore_errors=True)
         traces[name] = kept
+    return traces, versions
+
+
+def host_traces(quick):
+    """The host traces of ../shared/traces/host when present (not in quick runs):
+    {name: path} and {file: checksum}."""
+    host = os.path.join(SHARED_TRACES, "host")
+    traces, versions = {}, {}
+    if os.path.isdir(host) and not quick:
+        for f in sorted(os.listdir(host)):
+            if f.endswith(".csv"):
+                traces[f[: -len(".csv")]] = os.path.join(host, f)
+                versions[f] = f"sha256 {file_digest(os.path.join(host, f))}"
     return traces, versions

@@ -96,6 +96,25 @@ def write_markdown(path, title, script, header, sections):
     write_atomically(path, "\n".join(md) + "\n")
 
 
-def plot(kind, csv_path, output, *args):
-    """A figure through experiments/plot.py (Debian's python3-matplotlib)."""
-    run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "plot.py"), kind, csv_path, "-o", output] + list(args))
+def common_arguments(parser, work_dir):
+    """The options every table script takes."""
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
+    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data", work_dir),
+                        help="where inputs are made and kept between runs")
+    parser.add_argument("--quick", action="store_true", help="small inputs, a few seconds (for the tests)")
+    parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
+
+
+def figures(out_dir, columns, rows, drawings):
+    """Draws each (plot.py kind, output file, extra arguments) of `drawings` from `rows`
+    through experiments/plot.py (Debian's python3-matplotlib), via a temporary CSV that is
+    removed whatever happens."""
+    data = os.path.join(out_dir, f".figure-data.{os.getpid()}.csv")
+    write_csv(data, [], columns, rows)
+    try:
+        for kind, output, args in drawings:
+            run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "plot.py"), kind, data,
+                 "-o", os.path.join(out_dir, output)] + list(args))
+    finally:
+        os.remove(data)

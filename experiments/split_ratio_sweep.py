@@ -19,8 +19,7 @@ import sys
 
 import dl_workloads
 import program_traces
-from results_io import (DEFAULT_FRAGLAB, ROOT, SHARED_TRACES, file_digest, fraglab_rows, markdown_table, plot,
-                        provenance, write_csv, write_markdown)
+from results_io import common_arguments, figures, fraglab_rows, markdown_table, provenance, write_csv, write_markdown
 
 RATIOS = [1, 2, 3, 4, 5, 6, 7, 8]
 POLICIES = ["tf_bfc", "best_fit"]
@@ -28,12 +27,8 @@ POLICIES = ["tf_bfc", "best_fit"]
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
-    parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
-    parser.add_argument("--quick", action="store_true", help="small inputs (for tests)")
+    common_arguments(parser, "")
     parser.add_argument("--repeat", default="3")
-    parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
     args = parser.parse_args(argv)
 
     suffix = "-quick" if args.quick else ""
@@ -41,12 +36,9 @@ def main(argv):
     families = {"deep learning": {k: dl[k] for k in ("gpt2-varlen", "llama8b-serving")}}
     programs, versions = program_traces.capture(args.fraglab, os.path.join(args.work_dir, "programs" + suffix),
                                                 args.quick, only={"python3", "sqlite3", "perl", "groff"})
-    host = os.path.join(SHARED_TRACES, "host")
-    if os.path.isdir(host) and not args.quick:
-        for f in sorted(os.listdir(host)):
-            if f.endswith(".csv"):
-                programs[f[: -len(".csv")]] = os.path.join(host, f)
-                versions[f] = f"sha256 {file_digest(os.path.join(host, f))}"
+    host, checksums = program_traces.host_traces(args.quick)
+    programs |= host
+    versions |= checksums
     families["programs"] = programs
     inputs = {k: inputs[k] for k in families["deep learning"]} | versions
 
@@ -77,17 +69,12 @@ def main(argv):
                                                for k in RATIOS])
         sections.append([f"## {family}: frag4 % / ns per op", ""] + markdown_table(
             ["trace", "policy"] + [f"ratio {k}" for k in RATIOS], table))
-    figures = {"frag4": "split_ratio_frag4.svg", "ns_per_op": "split_ratio_speed.svg"}
+    drawings = {"frag4": "split_ratio_frag4.svg", "ns_per_op": "split_ratio_speed.svg"}
     write_markdown(os.path.join(args.out_dir, "split_ratio.md"), "Split-ratio sweep", "split_ratio_sweep.py", header,
-                   sections + [[f"![{m} against the split ratio]({f})" for m, f in figures.items()]])
+                   sections + [[f"![{m} against the split ratio]({f})" for m, f in drawings.items()]])
 
-    figure_csv = os.path.join(args.out_dir, f".split_ratio.figure.{os.getpid()}.csv")
-    write_csv(figure_csv, [], ["trace", "policy", "split_ratio", "frag4", "ns_per_op"], [r[1:4] + r[5:7] for r in rows])
-    try:
-        for metric, name in figures.items():
-            plot("sweep", figure_csv, os.path.join(args.out_dir, name), "-x", "split_ratio", "-y", metric)
-    finally:
-        os.remove(figure_csv)
+    figures(args.out_dir, ["trace", "policy", "split_ratio", "frag4", "ns_per_op"], [r[1:4] + r[5:7] for r in rows],
+            [("sweep", name, ["-x", "split_ratio", "-y", metric]) for metric, name in drawings.items()])
     return 0
 
 
