@@ -1,5 +1,6 @@
 """Traces of real programs, captured at run time by `fraglab trace` from programs installed
-from Debian (.ci/install-deps installs them): the inputs of the program tables.
+from Debian (by .ci/install-deps, which runs here when one is missing): the inputs of
+the program tables.
 
 Each program runs a fixed workload (experiments/workloads/); the trace kept is that of the
 process doing the work (cc1plus for g++, troff for groff). `quick` shrinks every workload
@@ -53,8 +54,11 @@ def capture(fraglab, work, quick=False, only=None):
     for name, command, env, keep, version in programs(work, quick):
         if only and name not in only:
             continue
-        if shutil.which(command[0]) is None:
-            sys.exit(f"{command[0]} is not installed: run .ci/install-deps (it installs the traced programs)")
+        if shutil.which(command[0]) is None:  # installed from Debian during the experiment
+            print(f"{command[0]} is missing: running .ci/install-deps", file=sys.stderr)
+            subprocess.run(["bash", os.path.join(ROOT, ".ci", "install-deps")], check=False)
+            if shutil.which(command[0]) is None:
+                sys.exit(f"{command[0]} is not installed and .ci/install-deps could not install it")
         versions[name] = first_line(version)
         kept = os.path.join(work, f"{name}.fbin")
         if not os.path.exists(kept):

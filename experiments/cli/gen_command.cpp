@@ -215,14 +215,21 @@ workload_kind const* find_kind(std::string const& name)
 
 int gen(std::vector<std::string> const& args)
 {
-  // The kind decides which options exist, so it is found before the options are parsed.
+  // The kind decides which options exist, so it is found before the options are parsed:
+  // the first word that is neither an option nor an option's value (every option of gen
+  // but --help takes one, as `--opt VALUE`, `--opt=VALUE` or `-oVALUE`).
   workload_kind const* kind = nullptr;
-  for (std::string const& a : args)
-    if (!a.empty() && a[0] != '-') {
-      kind = find_kind(a);
-      if (!kind) throw std::invalid_argument("unknown workload kind '" + a + "' (known: " + kind_names() + ")");
-      break;
+  for (std::size_t i = 0; i < args.size() && !kind; ++i) {
+    std::string const& a = args[i];
+    if (a == "--help" || a == "-h") continue;
+    if (!a.empty() && a[0] == '-') {
+      bool const value_attached = a.find('=') != std::string::npos || (a.size() > 2 && a[1] != '-');
+      if (!value_attached) ++i;
+      continue;
     }
+    kind = find_kind(a);
+    if (!kind) throw std::invalid_argument("unknown workload kind '" + a + "' (known: " + kind_names() + ")");
+  }
   po::options_description desc("fraglab gen KIND -o OUT [options]   (KIND: " + kind_names() + ")");
   desc.add_options()                                                                                      //
       ("kind", po::value<std::string>(), "the workload kind")                                             //

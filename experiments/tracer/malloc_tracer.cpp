@@ -348,8 +348,8 @@ __attribute__((visibility("default"))) void* realloc(void* p, std::size_t size)
   void* q = real.realloc(p, size);
   if (!known) return q;
   locked guard;
-  if (!q && size != 0) {  // failed: the old block stays live
-    rec.live.insert(old);
+  if (!q && size != 0) {  // failed: the old block stays live (if it ever was, to us)
+    if (old.slot != 0) rec.live.insert(old);
     rec.file.failure();
   } else if (!q) {  // realloc(p, 0) freed it
     record_free_of(old);

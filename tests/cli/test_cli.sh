@@ -25,6 +25,8 @@ expect "gen transformer writes a binary trace" '[[ $("$fraglab" info "$work/tr.f
 "$fraglab" gen llm-serving --layers 2 --requests 5 -o "$work/serve.trace" 2>/dev/null
 expect "gen records its full command in a text trace" \
   'grep -q "^# fraglab gen llm-serving --seed 1 --layers 2 .*--kv-layout contiguous .*--requests 5 " "$work/serve.trace"'
+"$fraglab" gen -o "$work/first.trace" --seed 3 phases --phases 2 2>/dev/null
+expect "gen finds the kind after options and their values" '[[ -s $work/first.trace ]]'
 err=$("$fraglab" gen phases --layers 3 -o "$work/x.trace" 2>&1); rc=$?
 expect "gen refuses an option of another kind" '[[ $rc -ne 0 && $err == *layers* && ! -e $work/x.trace ]]'
 err=$("$fraglab" gen transformer --dtype fp64 -o "$work/x.trace" 2>&1); rc=$?
