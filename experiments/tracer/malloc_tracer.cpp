@@ -37,6 +37,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace {
@@ -219,7 +220,8 @@ bool forget(void* p, live_block& b)
   return true;
 }
 
-// RAII for one intercepted call: the thread-local guard plus, when recording, the lock.
+// One intercepted call: active when it should be recorded, and then it sets the
+// thread-local guard so that anything the recording itself calls is passed through.
 class tracing_scope {
  public:
   tracing_scope() : active_(!in_tracer && resolved && !rec.disabled) { if (active_) in_tracer = true; }
@@ -285,6 +287,12 @@ __attribute__((destructor)) void finish_tracing()
   flush_now();
   locked guard;
   rec.write_through = true;
+  if (rec.stale != 0) {  // a free that bypassed malloc's symbols (a static allocator, a raw syscall)
+    char line[160];
+    std::snprintf(line, sizeof line, "%llu allocations came back at addresses still live; a free was missed "
+                  "before each (recorded there)", static_cast<unsigned long long>(rec.stale));
+    complain(line);
+  }
 }
 
 void* malloc_impl(std::size_t size)
