@@ -137,13 +137,19 @@ class training_run {
     else release(grad);
   }
 
+  // An op whose input dies as soon as its output exists (a cast, a copy, an elementwise
+  // gradient): the output is allocated first, then the input freed.
+  std::uint32_t replace(std::uint32_t& from, std::size_t elements, std::size_t element_bytes)
+  {
+    std::uint32_t const to = tensor(elements, element_bytes);
+    release(from);
+    return to;
+  }
+
   // autocast: an fp32 tensor goes into a low-precision matmul as a cast copy.
   std::uint32_t cast_for_matmul(std::uint32_t& fp32_tensor, std::size_t elements)
   {
-    if (!mixed_) return std::exchange(fp32_tensor, no_tensor);
-    std::uint32_t const cast = tensor(elements, p_.dtype_bytes);
-    release(fp32_tensor);
-    return cast;
+    return mixed_ ? replace(fp32_tensor, elements, p_.dtype_bytes) : std::exchange(fp32_tensor, no_tensor);
   }
 
   // y = x W^T + b. Returns y; `saved` keeps the input and the cast weights for backward.
@@ -187,11 +193,7 @@ class training_run {
   std::uint32_t layer_norm_backward(std::size_t weight, std::size_t bias, std::array<std::uint32_t, 2>& stats,
                                     std::uint32_t& input, std::uint32_t& grad_out)
   {
-    if (mixed_) {
-      std::uint32_t up = tensor(tokens_ * p_.hidden, fp32);
-      release(grad_out);
-      grad_out = up;
-    }
+    if (mixed_) grad_out = replace(grad_out, tokens_ * p_.hidden, fp32);
     std::uint32_t const grad_in = tensor(tokens_ * p_.hidden, fp32);
     accumulate_grad(weight);
     accumulate_grad(bias);
@@ -218,12 +220,10 @@ class training_run {
     } else {  // scores, softmax in fp32, cast back for the second matmul, heads merged by a copy
       std::size_t const scores = p_.batch * p_.heads * seq * seq;
       std::uint32_t raw = tensor(scores, p_.dtype_bytes);
-      s.attention[0] = tensor(scores, fp32);
-      release(raw);
+      s.attention[0] = replace(raw, scores, fp32);
       s.attention[1] = mixed_ ? tensor(scores, p_.dtype_bytes) : no_tensor;
       std::uint32_t heads = tensor(tokens_ * h, p_.dtype_bytes);
-      attention_out = tensor(tokens_ * h, p_.dtype_bytes);
-      release(heads);
+      attention_out = replace(heads, tokens_ * h, p_.dtype_bytes);
     }
     keep_or_release(s.attention[0], keep);
     keep_or_release(s.attention[1], keep);
@@ -252,8 +252,7 @@ class training_run {
     // gradient below; only autocast needs a low-precision copy of it for the branch.
     std::uint32_t g_branch = residual_into_branch();
     std::uint32_t g = linear_backward(lp.fc2, s.fc2, g_branch);  // d GELU output
-    std::uint32_t g_pre = tensor(tokens_ * ffn_, p_.dtype_bytes);  // through GELU
-    release(g);
+    std::uint32_t g_pre = replace(g, tokens_ * ffn_, p_.dtype_bytes);  // through GELU
     release(s.fc1_out);
     g = linear_backward(lp.fc1, s.fc1, g_pre);
     std::uint32_t branch = layer_norm_backward(lp.ln2_weight, lp.ln2_bias, s.ln2_stats, s.x_mid, g);
@@ -303,22 +302,16 @@ class training_run {
     saved_.assign(p_.layers, {});
     bool const keep = !p_.activation_checkpointing;
     for (std::size_t l = 0; l < p_.layers; ++l) {
-      std::uint32_t const next = layer_forward(l, x, saved_[l], keep);
-      if (!keep) {  // checkpoint: keep the input only
-        saved_[l] = layer_saved{};
-        saved_[l].x_in = x;
-      }
-      x = next;
+      // Checkpointed (keep false), the block releases everything but its input: the checkpoint.
+      x = layer_forward(l, x, saved_[l], keep);
     }
     x_final_ = x;
     std::uint32_t normed = layer_norm_forward(final_stats_, true);
     head_ = {};
     std::uint32_t logits = linear_forward(head(), normed, head_, true);
-    std::uint32_t logits_fp32 = mixed_ ? tensor(tokens_ * p_.vocab, fp32) : no_tensor;  // cross entropy runs in fp32
-    if (mixed_) release(logits);
-    else logits_fp32 = logits;
+    if (mixed_) logits = replace(logits, tokens_ * p_.vocab, fp32);  // cross entropy runs in fp32
     log_probs_ = tensor(tokens_ * p_.vocab, fp32);
-    release(logits_fp32);
+    release(logits);
     loss_ = tensor(1, fp32);  // kept until the iteration ends, as loss.item() needs it
     return tensor(1, fp32);   // loss.backward() seeds a gradient of one
   }
@@ -328,14 +321,9 @@ class training_run {
     std::uint32_t g_log_probs = tensor(tokens_ * p_.vocab, fp32);  // through nll_loss
     release(grad);
     release(targets_);
-    std::uint32_t g_logits = tensor(tokens_ * p_.vocab, fp32);  // through log_softmax
-    release(g_log_probs);
+    std::uint32_t g_logits = replace(g_log_probs, tokens_ * p_.vocab, fp32);  // through log_softmax
     release(log_probs_);
-    if (mixed_) {
-      std::uint32_t low = tensor(tokens_ * p_.vocab, p_.dtype_bytes);
-      release(g_logits);
-      g_logits = low;
-    }
+    if (mixed_) g_logits = replace(g_logits, tokens_ * p_.vocab, p_.dtype_bytes);
     std::uint32_t g_normed = linear_backward(head(), head_, g_logits);
     std::uint32_t g = layer_norm_backward(final_ln_weight_, final_ln_bias_, final_stats_, x_final_, g_normed);
     for (std::size_t l = p_.layers; l-- > 0;) {
