@@ -3,6 +3,8 @@
 #include "experiments/gen/detail/trace_builder.hpp"
 #include "experiments/gen/rng.hpp"
 
+#include "engine/detail/bits.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
@@ -69,11 +71,14 @@ class serving_run {
     tensor(p_.vocab * h, p_.dtype_bytes);  // output projection
   }
 
+  // The cache grows a block of tokens at a time.
+  std::size_t room_for(std::size_t tokens) const { return fraglab::detail::round_up_to_multiple(tokens, p_.block_tokens); }
+
   // Makes room for `tokens` in layer `l`'s cache; capacity is updated after the last layer.
   void grow_kv(request& q, std::size_t l, std::size_t tokens)
   {
     std::size_t const block = p_.block_tokens;
-    std::size_t const wanted = (tokens + block - 1) / block * block;
+    std::size_t const wanted = room_for(tokens);
     if (wanted <= q.capacity) return;
     if (q.kv.size() < p_.layers) q.kv.resize(p_.layers);
     std::vector<std::uint32_t>& layer = q.kv[l];
@@ -141,7 +146,7 @@ class serving_run {
   {
     std::uint32_t const ids = tensor(q.prompt, int64);
     forward(q.prompt, [&](std::size_t l) { grow_kv(q, l, q.prompt); });
-    q.capacity = std::max(q.capacity, (q.prompt + p_.block_tokens - 1) / p_.block_tokens * p_.block_tokens);
+    q.capacity = std::max(q.capacity, room_for(q.prompt));
     sample(1);
     b_.free(ids);
     q.generated = 1;
@@ -155,7 +160,7 @@ class serving_run {
       for (request& q : running_) grow_kv(q, l, q.tokens());
     });
     for (request& q : running_) {
-      q.capacity = std::max(q.capacity, (q.tokens() + p_.block_tokens - 1) / p_.block_tokens * p_.block_tokens);
+      q.capacity = std::max(q.capacity, room_for(q.tokens()));
       ++q.generated;
     }
     sample(rows);
