@@ -224,7 +224,12 @@ bool forget(void* p, live_block& b)
 // thread-local guard so that anything the recording itself calls is passed through.
 class tracing_scope {
  public:
-  tracing_scope() : active_(!in_tracer && resolved && !rec.disabled) { if (active_) in_tracer = true; }
+  tracing_scope()
+  {
+    resolve();  // the caller is about to call a `real` function
+    active_ = !in_tracer && resolved && !rec.disabled;
+    if (active_) in_tracer = true;
+  }
   ~tracing_scope()
   {
     if (active_) in_tracer = false;
@@ -234,7 +239,7 @@ class tracing_scope {
   bool active() const { return active_; }
 
  private:
-  bool active_;
+  bool active_ = false;
 };
 
 class locked {
@@ -297,10 +302,7 @@ __attribute__((destructor)) void finish_tracing()
 
 void* malloc_impl(std::size_t size)
 {
-  if (!resolved) {
-    if (resolving) return bootstrap_alloc(size);
-    resolve();
-  }
+  if (resolving) return bootstrap_alloc(size);
   tracing_scope scope;
   return traced_result(real.malloc(size), size, 1, scope.active());
 }
@@ -314,7 +316,6 @@ __attribute__((visibility("default"))) void* malloc(std::size_t size) { return m
 __attribute__((visibility("default"))) void free(void* p)
 {
   if (!p || from_bootstrap(p)) return;
-  if (!resolved) resolve();
   tracing_scope scope;
   if (scope.active()) {
     locked guard;
@@ -327,10 +328,7 @@ __attribute__((visibility("default"))) void free(void* p)
 
 __attribute__((visibility("default"))) void* calloc(std::size_t n, std::size_t size)
 {
-  if (!resolved) {
-    if (resolving) return n && size > SIZE_MAX / n ? nullptr : bootstrap_alloc(n * size);
-    resolve();
-  }
+  if (resolving) return n && size > SIZE_MAX / n ? nullptr : bootstrap_alloc(n * size);
   tracing_scope scope;
   std::size_t const bytes = n && size > SIZE_MAX / n ? SIZE_MAX : n * size;
   return traced_result(real.calloc(n, size), bytes, 1, scope.active());
@@ -344,7 +342,6 @@ __attribute__((visibility("default"))) void* realloc(void* p, std::size_t size)
     if (q) std::memcpy(q, p, std::min<std::size_t>(size, bootstrap_arena + sizeof bootstrap_arena - static_cast<unsigned char*>(p)));
     return q;
   }
-  if (!resolved) resolve();
   tracing_scope scope;
   if (!scope.active()) return real.realloc(p, size);
   live_block old{};
@@ -384,21 +381,18 @@ __attribute__((visibility("default"))) void* reallocarray(void* p, std::size_t n
 
 __attribute__((visibility("default"))) void* memalign(std::size_t alignment, std::size_t size)
 {
-  if (!resolved) resolve();
   tracing_scope scope;
   return traced_result(real.memalign(alignment, size), size, std::bit_ceil(alignment), scope.active());
 }
 
 __attribute__((visibility("default"))) void* aligned_alloc(std::size_t alignment, std::size_t size)
 {
-  if (!resolved) resolve();
   tracing_scope scope;
   return traced_result(real.aligned_alloc(alignment, size), size, std::bit_ceil(alignment), scope.active());
 }
 
 __attribute__((visibility("default"))) int posix_memalign(void** out, std::size_t alignment, std::size_t size)
 {
-  if (!resolved) resolve();
   tracing_scope scope;
   int const status = real.posix_memalign(out, alignment, size);
   if (status == 0) traced_result(*out, size, alignment, scope.active());
@@ -408,14 +402,12 @@ __attribute__((visibility("default"))) int posix_memalign(void** out, std::size_
 
 __attribute__((visibility("default"))) void* valloc(std::size_t size)
 {
-  if (!resolved) resolve();
   tracing_scope scope;
   return traced_result(real.valloc(size), size, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), scope.active());
 }
 
 __attribute__((visibility("default"))) void* pvalloc(std::size_t size)
 {
-  if (!resolved) resolve();
   tracing_scope scope;
   std::size_t const page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   std::size_t const rounded = size == 0 ? page : (size + page - 1) / page * page;
@@ -426,21 +418,21 @@ __attribute__((visibility("default"))) void* pvalloc(std::size_t size)
 // and execl* reach execve internally, not through the symbol, so each entry is wrapped.
 __attribute__((visibility("default"))) int execve(char const* path, char* const argv[], char* const envp[])
 {
-  if (!resolved) resolve();
+  resolve();
   flush_now();
   return real.execve(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execvpe(char const* file, char* const argv[], char* const envp[])
 {
-  if (!resolved) resolve();
+  resolve();
   flush_now();
   return real.execvpe(file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[])
 {
-  if (!resolved) resolve();
+  resolve();
   flush_now();
   return real.fexecve(fd, argv, envp);
 }
@@ -507,7 +499,7 @@ __attribute__((visibility("default"))) int execle(char const* path, char const* 
 
 __attribute__((visibility("default"))) [[noreturn]] void _exit(int status)
 {
-  if (!resolved) resolve();
+  resolve();
   flush_now();
   real.exit_now(status);
   __builtin_unreachable();
