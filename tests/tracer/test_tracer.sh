@@ -26,6 +26,15 @@ band() {
     "$work/t.txt" | sort
 }
 files() { ls "$1"/counting_program.*.fbin 2>/dev/null; }
+# Of the two files in DIR, the band counts of the one whose counts hold MARKER go to
+# `marked`, the other's to `other`.
+split_by_marker() {
+  marked="" other=""
+  for f in $(files "$1"); do
+    c=$(band "$f")
+    if [[ $c == *"$2"* ]]; then marked=$c; else other=$c; fi
+  done
+}
 
 # Every allocation function, 200 times, into the default directory (the working directory).
 mkdir "$work/calls" && (cd "$work/calls" && "$fraglab" trace -- "$program" calls 200 > "$work/calls.out" 2> "$work/calls.err")
@@ -53,11 +62,8 @@ expect "threads: no free of a block not live, no allocation of a live one" '[[ $
 # fork: the child's file begins with the 50 blocks it inherited; it leaves by _exit.
 "$fraglab" trace -o "$work/fork" -- "$program" fork 50 30 > /dev/null 2>&1
 expect "fork: a file for the parent and one for the child" '[[ $(files "$work/fork" | wc -l) -eq 2 ]]'
-parent="" child=""
-for f in $(files "$work/fork"); do
-  c=$(band "$f")
-  if [[ $c == *"77201 30"* ]]; then child=$c; else parent=$c; fi
-done
+split_by_marker "$work/fork" "77201 30"
+child=$marked parent=$other
 expect "fork: the parent's 50 blocks, each freed once" '[[ $parent == *"77200 50"* && $parent == *"frees 50"* && $parent != *77201* ]]'
 expect "fork: the child inherits the 50 and frees them with its own 30 (flushed at _exit)" \
   '[[ $child == *"77200 50"* && $child == *"77201 30"* && $child == *"frees 80"* ]]'
@@ -66,11 +72,8 @@ expect "fork: both traces are consistent" '[[ $parent == *"anomalies 0"* && $chi
 # exec: the image that execs leaves its trace complete; the new image gets its own file.
 "$fraglab" trace -o "$work/exec" -- "$program" exec 40 > /dev/null 2>&1
 expect "exec: two files for one pid" '[[ $(files "$work/exec" | wc -l) -eq 2 ]]'
-before="" after=""
-for f in $(files "$work/exec"); do
-  c=$(band "$f")
-  if [[ $c == *"77300 40"* ]]; then before=$c; else after=$c; fi
-done
+split_by_marker "$work/exec" "77300 40"
+before=$marked after=$other
 expect "exec: the 40 blocks made before exec are in the first file" '[[ -n $before && $before == *"frees 0"* ]]'
 expect "exec: the new image traced every call" '[[ $after == *"77001 1"* && $after == *"77824 1"* && $after == *"frees 9"* ]]'
 
