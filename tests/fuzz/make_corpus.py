@@ -87,18 +87,12 @@ PICKLES = [(f"snapshot_p{p}", pickle.dumps(snapshot(), protocol=p)) for p in (2,
 
 
 def main():
-    for name, text in TEXT:
-        put("fuzz_native_text", name, text)
-        put("fuzz_read_trace", "text_" + name, text)
-    for name, text in CSV:
-        put("fuzz_rmm_csv", name, text)
-        put("fuzz_read_trace", "csv_" + name, text)
-    for name, data in BINARY:
-        put("fuzz_native_binary", name, data)
-        put("fuzz_read_trace", "binary_" + name, data)
-    for name, data in PICKLES:
-        put("fuzz_pickle", name, data)
-        put("fuzz_read_trace", "pickle_" + name, data)
+    # Each format's seeds go to its own reader and, prefixed, to the format-detecting one.
+    for target, prefix, seeds in (("fuzz_native_text", "text_", TEXT), ("fuzz_rmm_csv", "csv_", CSV),
+                                  ("fuzz_native_binary", "binary_", BINARY), ("fuzz_pickle", "pickle_", PICKLES)):
+        for name, data in seeds:
+            put(target, name, data)
+            put("fuzz_read_trace", prefix + name, data)
     # Operation sequences: the fuzzer reads the bytes as choices; a few lengths of a simple
     # pattern are enough to start from.
     for n in (16, 64, 256, 1024):
