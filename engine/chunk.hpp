@@ -5,12 +5,10 @@
 // describes an address range (the approach of TF's BFC and PyTorch's caching allocator,
 // unlike dlmalloc's in-band boundary tags).
 //
-// A chunk carries two intrusive hooks: the free index's (which kind depends on the index,
-// so the chunk type is parameterised by the index's hook) and the live-address map's.
-// A chunk is in exactly one of the two at any time.
+// A chunk carries the free index's intrusive hook (which kind depends on the index, so the
+// chunk type is parameterised by the index's hook). A chunk is either in the free index or
+// in the live-address map (detail/live_address_map.hpp), never both.
 #pragma once
-
-#include <boost/intrusive/unordered_set_hook.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -37,9 +35,6 @@ struct basic_chunk {
   region_type* region = nullptr;
   stream_id stream = 0;
   bool in_use = false;
-
-  boost::intrusive::unordered_set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>
-      live_hook;
 
   [[nodiscard]] std::uintptr_t end() const noexcept { return address + size; }
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Figures from fraglab's CSV output, with Debian's python3-matplotlib (no other packages).
 
-  plot.py sweep CSV... -x KEY -y METRIC [--group COLUMN] -o OUT.png|OUT.svg
+  plot.py sweep CSV... -x KEY -y METRIC [--group COLUMN] [--log-x] -o OUT.png|OUT.svg
       a line per policy (or --group) of METRIC against the varied KEY, one panel per trace:
       the output of `fraglab sweep --format csv` (or `fraglab merge`)
   plot.py bars CSV... -y METRIC -o OUT
@@ -94,6 +94,8 @@ def plot_sweep(args):
         ax.set_title(trace)
         ax.set_xlabel(args.x)
         ax.set_ylabel(args.y)
+        if args.log_x:
+            ax.set_xscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
     return fig
@@ -160,6 +162,7 @@ def main(argv):
     s.add_argument("-x", required=True, help="the varied key (a column of the sweep)")
     s.add_argument("-y", required=True, help="the metric, e.g. frag4 or peak_reserved_bytes")
     s.add_argument("--group", default="policy", help="one line per value of this column")
+    s.add_argument("--log-x", action="store_true", help="a logarithmic x axis")
     s.add_argument("-o", "--output", required=True)
     b = sub.add_parser("bars", help="a metric per policy")
     b.add_argument("csv", nargs="+")

@@ -71,7 +71,7 @@ std::string allocator<Policy, Backend>::check_invariants() const
         allocated += c->size;
         if (c->requested == 0 || c->requested > c->size)
           return "live chunk at " + std::to_string(c->address) + " records an impossible requested size";
-        if (const_cast<detail::live_address_map<chunk>&>(live_).find(c->address) != c)
+        if (live_.find(c->address) != c)
           return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
         if (in_index) return "live chunk at " + std::to_string(c->address) + " is in the free index";
       } else {

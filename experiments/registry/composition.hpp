@@ -7,6 +7,7 @@
 #include "engine/results.hpp"
 #include "engine/stats.hpp"
 #include "experiments/params/param_set.hpp"
+#include "experiments/replay/pass_runner.hpp"
 #include "experiments/replay/replay_result.hpp"
 #include "experiments/trace/trace.hpp"
 
@@ -45,6 +46,9 @@ class composition {
   [[nodiscard]] virtual std::string const& name() const = 0;
   [[nodiscard]] virtual replay_result replay(trace::trace const& t, replay_options const& o) const = 0;
   [[nodiscard]] virtual std::unique_ptr<any_allocator> make() const = 0;
+  // A fresh allocator behind the replay loop instantiated for its type, for benchmarks.
+  // `t` must outlive the runner.
+  [[nodiscard]] virtual std::unique_ptr<pass_runner> runner(trace::trace const& t) const = 0;
 };
 
 // A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.

@@ -6,6 +6,7 @@
 #include "engine/allocator.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/registry/config_from_params.hpp"
+#include "experiments/replay/pass_runner_of.hpp"
 #include "experiments/replay/replay.hpp"
 
 #include <array>
@@ -64,6 +65,11 @@ class composition_of final : public composition {
   std::unique_ptr<any_allocator> make() const override
   {
     return std::make_unique<allocator_adapter<alloc_type>>(make_backend(backend_, params_), config_);
+  }
+
+  std::unique_ptr<pass_runner> runner(trace::trace const& t) const override
+  {
+    return make_pass_runner(std::make_unique<alloc_type>(make_backend(backend_, params_), config_), t);
   }
 
  private:

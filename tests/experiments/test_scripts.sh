@@ -53,5 +53,25 @@ $py "$root/experiments/replay_throughput.py" --fraglab "$fraglab" --allocations 
 expect "replay_throughput.py runs" '[[ $? -eq 0 ]] || { cat "$work/speed.err"; false; }'
 expect "replay_throughput.csv has provenance" 'provenance_ok "$work/out/replay_throughput.csv" "trace,policy,events,ns_per_op"'
 
+build=$(dirname "$(dirname "$fraglab")")
+$py "$root/experiments/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
+  --work-dir "$work/st" 2> "$work/st.err"
+expect "speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/st.err"; false; }'
+expect "speed.csv has provenance and the table's columns" \
+  'provenance_ok "$work/out/speed.csv" "family,trace,subject,kind,events,ns_per_op,ratio_to_fastest_general_purpose,ratio_to_floor,failed_allocs"'
+# 6 traced programs and 5 generated workloads, each under 10 policies, 4 general-purpose
+# allocators and the floor.
+expect "speed.csv: 15 subjects x 11 traces" '[[ $(grep -vc "^#" "$work/out/speed.csv") -eq 166 ]]'
+for a in glibc jemalloc mimalloc tcmalloc; do
+  expect "speed.csv measures $a on every trace" '[[ $(grep -c ",$a,general-purpose," "$work/out/speed.csv") -eq 11 ]]'
+done
+expect "every subject's ratio to the floor is at least 1 (the floor is the cheapest)" \
+  '[[ $(grep -v -e "^#" -e "^family," "$work/out/speed.csv" | awk -F, '"'"'$8 + 0 < 0.5'"'"' | wc -l) -eq 0 ]]'
+expect "speed_patterns.csv: 3 patterns x 2 sizes x 16 subjects" '[[ $(grep -vc "^#" "$work/out/speed_patterns.csv") -eq 97 ]]'
+expect "speed_instructions.csv: 15 subjects with positive counts" \
+  '[[ $(grep -v -e "^#" -e "^subject," "$work/out/speed_instructions.csv" | awk -F, '"'"'$5 + 0 > 0'"'"' | wc -l) -eq 15 ]]'
+expect "speed.md states the targets" 'grep -q "^## Targets" "$work/out/speed.md"'
+expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg"'
+
 echo "scripts: $passed passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,175 @@
+// The allocator benchmark suite (Google Benchmark): every subject runs through the replay
+// loop of `fraglab replay` (experiments/replay/replay.hpp), over events parsed beforehand.
+//
+//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--malloc] [--floor]
+//                    [--patterns steady,lifo,shuffled] [--live 1000,...] [--iterations N] [TRACE...]
+//
+// Subjects: fraglab policies over the host backend (real memory, as a program would use
+// them), the process's malloc (--malloc: glibc, or whichever allocator LD_PRELOAD put in
+// front of it), and the bump allocator that never reuses memory (--floor).
+// Benchmarks, one per subject:
+//   replay/TRACE/SUBJECT        one pass over each TRACE per iteration
+//   PATTERN/SUBJECT/LIVE        alloc_patterns.hpp at LIVE live blocks; the set-up that
+//                               builds the live set is run outside the clock
+// Counters: ns_per_op (allocator time per timed event), failed_allocs per pass. Each
+// subject runs one untimed warm-up pass first and then keeps its allocator warm, freeing
+// the blocks a pass leaves live outside the clock (pass_runner.hpp).
+#include "benchmarks/alloc_patterns.hpp"
+#include "benchmarks/subjects.hpp"
+#include "experiments/trace/input_error.hpp"
+
+#include <benchmark/benchmark.h>
+#include <boost/algorithm/string/split.hpp>
+#include <boost/program_options.hpp>
+
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fraglab::bench {
+namespace {
+
+namespace po = boost::program_options;
+
+struct options {
+  std::vector<std::string> policies, traces, patterns;
+  std::vector<std::size_t> live;
+  std::size_t scan_live_max = 100'000;
+  std::uint64_t pattern_events = 1 << 19;
+  std::int64_t iterations = 0;  // 0: Google Benchmark decides from --benchmark_min_time
+  bool with_malloc = false, with_floor = false;
+};
+
+constexpr char default_policies[] =
+    "tf_bfc,pytorch_caching,tlsf,dlmalloc,best_fit,first_fit,next_fit,bins_best,seg_best,buddy,list_ao_first";
+
+std::vector<std::string> split_commas(std::string const& s)
+{
+  std::vector<std::string> parts;
+  if (s != "none") boost::split(parts, s, [](char c) { return c == ','; });
+  return parts;
+}
+
+options parse(int argc, char** argv)
+{
+  options o;
+  std::string policies, patterns, live;
+  po::options_description named("bench_allocators options (Google Benchmark's --benchmark_* flags also apply)");
+  named.add_options()
+      ("help,h", "this help")
+      ("policies", po::value(&policies)->default_value(default_policies), "fraglab policies, comma-separated, or none")
+      ("malloc", po::bool_switch(&o.with_malloc), "also the process's malloc (glibc, or what LD_PRELOAD provides)")
+      ("floor", po::bool_switch(&o.with_floor), "also the bump allocator that never reuses memory")
+      ("patterns", po::value(&patterns)->default_value("steady,lifo,shuffled"), "synthetic patterns, comma-separated, or none")
+      ("live", po::value(&live)->default_value("1000,10000,100000,1000000"), "live blocks of the patterns")
+      ("scan-live-max", po::value(&o.scan_live_max)->default_value(o.scan_live_max), "largest live count for list scans")
+      ("pattern-events", po::value(&o.pattern_events)->default_value(o.pattern_events), "timed events per pattern pass")
+      ("iterations", po::value(&o.iterations)->default_value(0),
+       "timed passes per benchmark (0: as many as --benchmark_min_time needs); each benchmark also runs one warm-up pass");
+  po::options_description hidden;
+  hidden.add_options()("trace", po::value(&o.traces));
+  po::positional_options_description positional;
+  positional.add("trace", -1);
+  po::options_description all;
+  all.add(named).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (o.iterations < 0) throw std::invalid_argument("--iterations: expected a count of at least 0");
+  if (vm.count("help")) {
+    std::cout << "usage: bench_allocators [options] [TRACE...]\n" << named;
+    std::exit(0);
+  }
+  o.policies = split_commas(policies);
+  o.patterns = split_commas(patterns);
+  for (auto const& n : split_commas(live)) {
+    std::size_t used = 0;
+    std::size_t const value = std::stoull(n, &used);
+    if (used != n.size() || value == 0) throw std::invalid_argument("--live: expected positive integers, got '" + n + "'");
+    o.live.push_back(value);
+  }
+  return o;
+}
+
+std::vector<subject> subjects(options const& o)
+{
+  std::vector<subject> out;
+  for (auto const& name : o.policies) out.push_back(policy_subject(name));
+  if (o.with_malloc) out.push_back(malloc_subject());
+  if (o.with_floor) out.push_back(floor_subject());
+  return out;
+}
+
+void time_passes(benchmark::State& state, subject const& s, trace::trace const& t, std::uint64_t setup_events)
+{
+  auto runner = s.runner(t);
+  (void)runner->run(setup_events);  // warm-up
+  double ns = 0;
+  std::uint64_t timed = 0, failed = 0, events = 0;
+  for (auto _ : state) {
+    pass_timing const p = runner->run(setup_events);
+    state.SetIterationTime(p.allocator_ns * 1e-9);
+    ns += p.allocator_ns;
+    timed += p.timed_events;
+    failed += p.failed;
+    events = p.events;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(timed));
+  state.counters["ns_per_op"] = timed == 0 ? 0.0 : ns / static_cast<double>(timed);
+  state.counters["failed_allocs"] = static_cast<double>(failed) / static_cast<double>(state.iterations());
+  state.counters["events"] = static_cast<double>(events);
+}
+
+template <class F>
+void add(options const& o, std::string const& name, F&& body)
+{
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(body))->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (o.iterations > 0) b->Iterations(o.iterations);
+}
+
+// The registrations refer to `all`, `traces` and `patterns`: they must outlive the run.
+void register_all(options const& o, std::vector<subject> const& all, std::deque<trace::trace>& traces,
+                  std::deque<pattern_trace>& patterns)
+{
+  for (auto const& path : o.traces) {
+    trace::trace const& t = traces.emplace_back(load_in_memory(path));
+    for (subject const& s : all)
+      add(o, "replay/" + t.name + "/" + s.name, [&s, &t](benchmark::State& st) { time_passes(st, s, t, 0); });
+  }
+  for (auto const& name : o.patterns) {
+    pattern const p = pattern_from_string(name);
+    for (std::size_t live : o.live) {
+      pattern_trace const& pt = patterns.emplace_back(make_pattern_trace(p, live, o.pattern_events));
+      for (subject const& s : all) {
+        if (s.scans && live > o.scan_live_max) continue;
+        add(o, std::string(to_string(p)) + "/" + s.name + "/" + std::to_string(live),
+            [&s, &pt](benchmark::State& st) { time_passes(st, s, pt.events, pt.setup_events); });
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fraglab::bench
+
+int main(int argc, char** argv)
+{
+  benchmark::Initialize(&argc, argv);  // takes its own flags out of argv
+  try {
+    auto const o = fraglab::bench::parse(argc, argv);
+    auto const subjects = fraglab::bench::subjects(o);
+    std::deque<fraglab::trace::trace> traces;
+    std::deque<fraglab::bench::pattern_trace> patterns;
+    fraglab::bench::register_all(o, subjects, traces, patterns);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (fraglab::input_error const& e) {
+    std::cerr << "bench_allocators: " << e.what() << "\n";
+    return 2;
+  } catch (std::exception const& e) {
+    std::cerr << "bench_allocators: " << e.what() << "\n";
+    return 2;
+  }
+}

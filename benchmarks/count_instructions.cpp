@@ -1,0 +1,59 @@
+// Instructions per operation, for a record of cost that machine noise cannot blur. Run it
+// under callgrind with collection off at the start:
+//
+//   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=OUT
+//       count_instructions (--policy P | --malloc | --floor) TRACE
+//
+// It replays TRACE once untimed to warm the allocator, exactly as the benchmarks do, then
+// once more with callgrind collecting, and prints the operations of that pass: its events
+// plus the frees of the blocks it left live. OUT's `totals:` line divided by `ops` is the
+// cost per operation. experiments/speed_table.py does both.
+#include "benchmarks/subjects.hpp"
+#include "experiments/trace/input_error.hpp"
+
+#include <boost/program_options.hpp>
+#include <valgrind/callgrind.h>
+
+#include <iostream>
+#include <string>
+
+int main(int argc, char** argv)
+{
+  namespace po = boost::program_options;
+  using namespace fraglab::bench;
+  try {
+    std::string policy, trace_path;
+    bool with_malloc = false, with_floor = false;
+    po::options_description named("count_instructions options");
+    named.add_options()
+        ("help,h", "this help")
+        ("policy", po::value(&policy), "a fraglab policy over the host backend")
+        ("malloc", po::bool_switch(&with_malloc), "the process's malloc")
+        ("floor", po::bool_switch(&with_floor), "the bump allocator that never reuses memory");
+    po::options_description all;
+    all.add(named).add_options()("trace", po::value(&trace_path)->required());
+    po::positional_options_description positional;
+    positional.add("trace", 1);
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: count_instructions (--policy P | --malloc | --floor) TRACE\n" << named;
+      return 0;
+    }
+    po::notify(vm);
+    if (policy.empty() + !with_malloc + !with_floor != 2)
+      throw std::invalid_argument("give exactly one of --policy, --malloc and --floor");
+    subject const s = with_malloc ? malloc_subject() : with_floor ? floor_subject() : policy_subject(policy);
+    auto const t = load_in_memory(trace_path);
+    auto runner = s.runner(t);
+    (void)runner->run();
+    CALLGRIND_TOGGLE_COLLECT;
+    auto const pass = runner->run();
+    CALLGRIND_TOGGLE_COLLECT;
+    std::cout << "subject " << s.name << "\ntrace " << t.name << "\nops " << pass.events + pass.leftover_frees
+              << "\nfailed_allocs " << pass.failed << "\n";
+  } catch (std::exception const& e) {
+    std::cerr << "count_instructions: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,41 @@
+#include "benchmarks/subjects.hpp"
+
+#include "benchmarks/bump_allocator.hpp"
+#include "benchmarks/system_malloc.hpp"
+#include "experiments/registry/composition.hpp"
+#include "experiments/replay/pass_runner_of.hpp"
+#include "experiments/trace/read_trace.hpp"
+
+namespace fraglab::bench {
+
+subject policy_subject(std::string const& name)
+{
+  std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{"host"});
+  bool const scans = name.starts_with("list_") || name == "first_fit_lifo" || name == "first_fit_fifo";
+  return {name, [c](trace::trace const& t) { return c->runner(t); }, scans};
+}
+
+subject malloc_subject()
+{
+  return {serving_malloc(), [](trace::trace const& t) { return make_pass_runner(std::make_unique<system_malloc>(), t); }};
+}
+
+subject floor_subject()
+{
+  return {"bump", [](trace::trace const& t) { return make_pass_runner(std::make_unique<bump_allocator>(), t); }};
+}
+
+trace::trace load_in_memory(std::string const& path)
+{
+  trace::trace t = trace::read_trace(path);
+  if (t.streamed()) {
+    t.events.reserve(t.streamed_events);
+    trace::for_each_event(t, [&](trace::event const& e) { t.events.push_back(e); });
+    t.streamed_from.clear();
+    t.streamed_events = 0;
+  }
+  t.name = t.name.substr(0, t.name.find('.'));
+  return t;
+}
+
+}  // namespace fraglab::bench

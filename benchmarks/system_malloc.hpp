@@ -1,0 +1,52 @@
+// The process's own malloc behind the engine's allocate/deallocate interface, so that the
+// replay loop that drives a preset drives glibc, jemalloc, mimalloc or tcmalloc unchanged.
+// Which one serves is decided the way each is meant to be deployed under an unmodified
+// program, by LD_PRELOAD (experiments/speed_table.py sets it), and is read back from the
+// symbol the dynamic linker resolved, so a benchmark is never labelled with an allocator
+// that did not run.
+#pragma once
+
+#include "engine/results.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace fraglab::bench {
+
+class system_malloc {
+ public:
+  allocation allocate(std::size_t size, std::size_t alignment = 1, std::uint64_t /*stream*/ = 0) noexcept
+  {
+    // aligned_alloc wants a multiple of the alignment; malloc already aligns to 16.
+    void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
+                                                      : std::aligned_alloc(alignment, (size + alignment - 1) & ~(alignment - 1));
+    if (p == nullptr) return {0, 0, alloc_status::backend_refused};
+    return {reinterpret_cast<std::uintptr_t>(p), size, alloc_status::ok};
+  }
+
+  free_status deallocate(std::uintptr_t address) noexcept
+  {
+    std::free(reinterpret_cast<void*>(address));
+    return free_status::ok;
+  }
+};
+
+// "glibc", "jemalloc", "mimalloc", "tcmalloc", or the file name of whatever library
+// provides the malloc this process calls.
+inline std::string serving_malloc()
+{
+  Dl_info info{};
+  void* const symbol = dlsym(RTLD_DEFAULT, "malloc");
+  if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "unknown";
+  std::string_view const file = info.dli_fname;
+  for (std::string_view known : {"jemalloc", "mimalloc", "tcmalloc"})
+    if (file.find(known) != std::string_view::npos) return std::string(known);
+  if (file.find("libc.so") != std::string_view::npos) return "glibc";
+  return std::string(file.substr(file.find_last_of('/') + 1));
+}
+
+}  // namespace fraglab::bench

@@ -1,0 +1,52 @@
+// pass_runner for a concrete allocator type: the replay loop instantiated for it, so a
+// benchmark pays one virtual call per pass and none per event.
+#pragma once
+
+#include "experiments/replay/pass_runner.hpp"
+#include "experiments/replay/replay.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace fraglab {
+
+template <class Alloc>
+class pass_runner_of final : public pass_runner {
+ public:
+  // `t` must outlive the runner.
+  pass_runner_of(std::unique_ptr<Alloc> a, trace::trace const& t) : a_(std::move(a)), t_(t) {}
+
+  pass_timing run(std::uint64_t untimed_prefix) override
+  {
+    replay_result unused;
+    auto const pass = detail::run_pass<false>(*a_, t_, replay_options{}, unused, nullptr, slots_, untimed_prefix);
+    pass_timing timing;
+    timing.events = pass.processed;
+    timing.timed_events = pass.processed > untimed_prefix ? pass.processed - untimed_prefix : 0;
+    timing.failed = pass.failed;
+    timing.allocator_ns = pass.allocator_ns;
+    for (detail::slot& s : slots_) {
+      if (s.state == detail::slot_state::live) {
+        a_->deallocate(s.address);
+        ++timing.leftover_frees;
+      }
+      s = {};
+    }
+    return timing;
+  }
+
+  Alloc& allocator() noexcept { return *a_; }
+
+ private:
+  std::unique_ptr<Alloc> a_;
+  trace::trace const& t_;
+  std::vector<detail::slot> slots_;
+};
+
+template <class Alloc>
+std::unique_ptr<pass_runner> make_pass_runner(std::unique_ptr<Alloc> a, trace::trace const& t)
+{
+  return std::make_unique<pass_runner_of<Alloc>>(std::move(a), t);
+}
+
+}  // namespace fraglab

@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""The speed table: fraglab's policies against glibc, jemalloc, mimalloc and tcmalloc, and
+against a bump allocator that never reuses memory (the harness's floor).
+
+    experiments/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N]
+
+Runs the benchmark suite (benchmarks/, docs/performance.md), whose every subject goes
+through the replay loop of `fraglab replay` over events parsed beforehand:
+
+  replays   the host traces (../shared/traces/host), programs traced at run time
+            (experiments/program_traces.py), generated deep-learning workloads and the
+            PyTorch snapshots (experiments/dl_workloads.py)
+  patterns  steady-state random sizes, LIFO, and batch alloc then shuffled free, at 1e3 to
+            1e6 live blocks (benchmarks/alloc_patterns.hpp)
+  callgrind instructions per operation of every subject on one trace (scp, or the smallest
+            traced program in quick runs): a cost that machine noise cannot blur
+
+Each general-purpose allocator is loaded the way it is deployed under an unmodified
+program, with LD_PRELOAD, and the benchmark names the library that actually served malloc.
+
+Writes OUT/speed.csv (replays), speed_patterns.csv, speed_instructions.csv, speed.md, and
+speed_vs_live.svg (ns/op against live blocks, per pattern). Timings on a shared machine
+are noisy: compare ratios within one run.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import dl_workloads
+import program_traces
+from results_io import ROOT, common_arguments, figures, markdown_table, provenance, run, write_csv, write_markdown
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+# (name, library preloaded; None: the process's own glibc malloc), from Debian's
+# libjemalloc2, libmimalloc2.0 and libtcmalloc-minimal4.
+GENERAL_PURPOSE = [("glibc", None), ("jemalloc", "libjemalloc.so.2"), ("mimalloc", "libmimalloc.so.2"),
+                   ("tcmalloc", "libtcmalloc_minimal.so.4")]
+# One per free index: bins, one tree per pool, seglist, dlmalloc's bins, tree, augmented
+# address-ordered tree, buddy over the tree.
+POLICIES = ["tf_bfc", "pytorch_caching", "tlsf", "dlmalloc", "best_fit", "first_fit", "next_fit", "bins_best",
+            "seg_best", "buddy"]
+SCAN = "list_ao_first"  # the classic address-ordered list, a scan by definition: patterns only
+TARGETS = ["tf_bfc", "best_fit", "tlsf", "first_fit"]  # within 3x of the fastest general-purpose allocator
+LIVE = [1000, 10000, 100000, 1000000]
+
+
+def preload_env(library):
+    env = dict(os.environ)
+    # Each allocator as deployed: no preload but its own, and no glibc debugging (meson test
+    # sets MALLOC_PERTURB_, which makes glibc fill every block, gigabytes for the GPU traces).
+    for debugging in ("LD_PRELOAD", "MALLOC_PERTURB_", "MALLOC_CHECK_"):
+        env.pop(debugging, None)
+    if library:
+        path = os.path.join(LIBDIR, library)
+        if not os.path.exists(path):
+            sys.exit(f"speed_table.py: {path} is missing: run .ci/install-deps")
+        env["LD_PRELOAD"] = path
+    # tcmalloc reports every allocation above 1 GiB on stderr; the GPU traces make many.
+    env["TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD"] = str(1 << 62)
+    return env
+
+
+def bench(binary, args, env, scratch):
+    """The benchmarks' JSON rows: {name: row}."""
+    out = os.path.join(scratch, "bench.json")
+    cmd = [binary, "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=json"] + args
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"speed_table.py: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+    with open(out) as f:
+        rows = json.load(f)["benchmarks"]
+    # Google Benchmark appends /iterations:N and /manual_time to the registered names.
+    return {re.sub(r"(/iterations:\d+)?/manual_time$", "", r["name"]): r for r in rows}
+
+
+def instructions(binary, subject_args, trace, env, scratch):
+    """(instructions per operation, operations) of one subject under callgrind."""
+    out = os.path.join(scratch, "callgrind.out")
+    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}", binary] + \
+        subject_args + [trace]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"speed_table.py: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+    ops = int(next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("ops ")))
+    with open(out) as f:
+        total = int(next(line.split()[1] for line in f if line.startswith(("totals:", "summary:"))))
+    return total / ops, ops
+
+
+def fmt(x, digits=1):
+    return f"{x:.{digits}f}"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    common_arguments(parser, "")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
+    parser.add_argument("--iterations", type=int, default=5, help="timed passes per benchmark")
+    args = parser.parse_args(argv)
+
+    bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
+    count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
+    for b in (bench_bin, count_bin):
+        if not os.path.exists(b):
+            sys.exit(f"speed_table.py: {b} is missing: build with `meson compile -C {args.build}` (needs "
+                     "libbenchmark-dev and valgrind, from .ci/install-deps)")
+    if shutil.which("valgrind") is None:
+        sys.exit("speed_table.py: valgrind is missing: run .ci/install-deps")
+
+    suffix = "-quick" if args.quick else ""
+    programs, versions = program_traces.capture(args.fraglab, os.path.join(args.work_dir, "programs" + suffix),
+                                                args.quick)
+    host, checksums = program_traces.host_traces(args.quick)
+    dl, made = dl_workloads.workloads(args.fraglab, os.path.join(args.work_dir, "dl" + suffix), args.quick)
+    families = [("host", host), ("program", programs), ("deep learning", dl)]
+    traces = [(family, name, path) for family, group in families for name, path in group.items()]
+    inputs = [(f"input {k}", v) for k, v in (versions | checksums | made).items()]
+
+    live = LIVE[:2] if args.quick else LIVE
+    iterations = ["--iterations", "1" if args.quick else str(args.iterations)]
+    pattern_args = ["--live", ",".join(map(str, live))] + (["--pattern-events", "16384"] if args.quick else [])
+    paths = [path for _, _, path in traces]
+    with tempfile.TemporaryDirectory(prefix="speed_table.") as scratch:
+        # One process per general-purpose allocator; fraglab's policies and the floor run in the
+        # first, beside glibc. The scan runs the patterns only.
+        results = {}
+        for name, library in GENERAL_PURPOSE:
+            env = preload_env(library)
+            policies = ",".join(POLICIES) if library is None else "none"
+            extra = ["--floor"] if library is None else []
+            results |= bench(bench_bin, ["--policies", policies, "--malloc", "--patterns", "none"] + extra + iterations
+                             + paths, env, scratch)
+            results |= bench(bench_bin, ["--policies", policies + ("," + SCAN if library is None else ""), "--malloc"]
+                             + extra + pattern_args + iterations, env, scratch)
+            print(f"speed_table.py: {name} measured", file=sys.stderr)
+            served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in results}
+            if name not in served:
+                sys.exit(f"speed_table.py: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
+
+        # scp: a real program's 71k events; without the shared traces, the smallest traced program.
+        cg_trace = host.get("scp") or min(programs.values(), key=os.path.getsize)
+        cg = []
+        for name, library in GENERAL_PURPOSE:
+            cg.append((name, "general-purpose", instructions(count_bin, ["--malloc"], cg_trace, preload_env(library),
+                                                              scratch)))
+        for p in POLICIES:
+            cg.append((p, "fraglab", instructions(count_bin, ["--policy", p], cg_trace, preload_env(None), scratch)))
+        cg.append(("bump", "floor", instructions(count_bin, ["--floor"], cg_trace, preload_env(None), scratch)))
+
+    subjects = [(p, "fraglab") for p in POLICIES] + [(n, "general-purpose") for n, _ in GENERAL_PURPOSE] + \
+        [("bump", "floor")]
+    replay_rows = []
+    summary = {}  # trace -> {subject: ns/op}
+    for family, trace, _ in traces:
+        ns = {s: results[f"replay/{trace}/{s}"]["ns_per_op"] for s, _ in subjects}
+        fastest = min(ns[n] for n, _ in GENERAL_PURPOSE)
+        summary[trace] = (family, ns, fastest)
+        for s, kind in subjects:
+            r = results[f"replay/{trace}/{s}"]
+            replay_rows.append([family, trace, s, kind, int(r["events"]), fmt(ns[s], 2), fmt(ns[s] / fastest, 2),
+                                fmt(ns[s] / ns["bump"], 1), fmt(r["failed_allocs"], 0)])
+    pattern_rows = []
+    for name, r in results.items():
+        parts = name.split("/")
+        if parts[0] in ("steady", "lifo", "shuffled"):
+            pattern_rows.append([parts[0], parts[1], int(parts[2]), fmt(r["ns_per_op"], 2)])
+    pattern_rows.sort(key=lambda row: (["steady", "lifo", "shuffled"].index(row[0]), row[1], row[2]))
+    cg_rows = [[s, kind, os.path.basename(cg_trace).split(".")[0], ops, fmt(ir, 1)] for s, kind, (ir, ops) in cg]
+
+    header = provenance("speed_table.py", argv, inputs)
+    os.makedirs(args.out_dir, exist_ok=True)
+    replay_columns = ["family", "trace", "subject", "kind", "events", "ns_per_op", "ratio_to_fastest_general_purpose",
+                      "ratio_to_floor", "failed_allocs"]
+    write_csv(os.path.join(args.out_dir, "speed.csv"), header, replay_columns, replay_rows)
+    pattern_columns = ["trace", "subject", "live_blocks", "ns_per_op"]  # `trace`: the pattern (plot.py's panels)
+    write_csv(os.path.join(args.out_dir, "speed_patterns.csv"), header, pattern_columns, pattern_rows)
+    cg_columns = ["subject", "kind", "trace", "operations", "instructions_per_op"]
+    write_csv(os.path.join(args.out_dir, "speed_instructions.csv"), header, cg_columns, cg_rows)
+    figures(args.out_dir, pattern_columns, pattern_rows,
+            [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
+
+    names = [s for s, _ in subjects]
+    table = [[t, fam] + [fmt(ns[s]) for s in names] for t, (fam, ns, _) in summary.items()]
+    ratios = [[t] + [fmt(ns[s] / fastest, 2) for s in POLICIES] + [fmt(fastest)]
+              for t, (_, ns, fastest) in summary.items()]
+    real = [t for t, (fam, _, _) in summary.items() if fam in ("host", "program")]
+    worst = {p: max(summary[t][1][p] / summary[t][2] for t in real) for p in TARGETS} if real else {}
+    snapshots = [t for t, (fam, _, _) in summary.items() if fam == "deep learning" and not t.startswith(("gpt2", "llama"))]
+    sections = [
+        ["Every subject runs through the replay loop of `fraglab replay` over events parsed beforehand "
+         "(docs/performance.md). ns/op is allocator time per event, the mean of the timed passes after one "
+         "warm-up pass; fraglab's policies run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are "
+         "loaded by LD_PRELOAD; bump never reuses memory and is the floor of the harness itself."],
+        ["## ns per operation", ""] + markdown_table(["trace", "family"] + names, table),
+        ["## Ratio to the fastest general-purpose allocator", ""] +
+        markdown_table(["trace"] + POLICIES + ["fastest general-purpose ns/op"], ratios),
+        ["## Targets", ""] +
+        [f"- {p}: worst ratio to the fastest general-purpose allocator on the real-program replays: "
+         f"{worst[p]:.2f} (target 3)" for p in worst] +
+        [f"- pytorch_caching on the PyTorch snapshots: " +
+         ", ".join(f"{t} {summary[t][1]['pytorch_caching']:.1f} ns/op" for t in snapshots) + " (target 50)"
+         if snapshots else "- no PyTorch snapshots here"],
+        [f"## Instructions per operation under callgrind ({cg_rows[0][2]})", "",
+         "One pass after a warm-up pass; operations are the trace's events and the frees of the blocks it "
+         "leaves live. Deterministic for a given build: a regression shows here whatever the machine's noise.",
+         ""] + markdown_table(cg_columns, cg_rows),
+        ["## ns/op against live blocks", "", "![ns/op against live blocks](speed_vs_live.svg)", "",
+         f"Full data: speed_patterns.csv. {SCAN} is the classic address-ordered first fit, a scan by "
+         f"definition, run to 1e5 live blocks; first_fit makes the same decisions in O(log n) "
+         "(tests/engine/test_property.cpp, Equivalence)."],
+    ]
+    write_markdown(os.path.join(args.out_dir, "speed.md"), "Speed", "speed_table.py", header, sections)
+    print(f"wrote {args.out_dir}/speed.csv, speed.md, speed_patterns.csv, speed_instructions.csv, speed_vs_live.svg",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The benchmark suite's smoke test: every kind of subject replays a trace and a pattern
+# through bench_allocators, the malloc that serves is named correctly (also under each
+# preloaded allocator that is installed), bad options are refused, and count_instructions
+# counts a pass under callgrind. Timings are never asserted, only that they were taken.
+set -euo pipefail
+bench=$1 count=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# 3 allocations, one freed, one reallocated under the same id: 5 events.
+printf 'a 1 100\na 2 5000 64\nf 1\na 1 300\na 3 40\n' > "$work/tiny.txt"
+
+# check JSON EXPECTED_NAME...: every named benchmark ran, with a positive ns_per_op and no
+# failed allocation.
+check() {
+  local json=$1; shift
+  /usr/bin/python3 - "$json" "$@" <<'PY'
+import json, sys
+runs = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]}
+for name in sys.argv[2:]:
+    if name not in runs:
+        sys.exit(f"missing benchmark {name}; ran: {sorted(runs)}")
+    b = runs[name]
+    if not b["ns_per_op"] > 0:
+        sys.exit(f"{name}: ns_per_op {b['ns_per_op']}")
+    if b["failed_allocs"] != 0:
+        sys.exit(f"{name}: {b['failed_allocs']} failed allocations")
+PY
+}
+
+quick=(--benchmark_min_time=0.001 --benchmark_format=json --pattern-events 4096)
+"$bench" "${quick[@]}" --policies tf_bfc,list_ao_first --malloc --floor --patterns steady,lifo,shuffled --live 1000 \
+  "$work/tiny.txt" > "$work/out.json" || fail "bench_allocators exited $?"
+expected=()
+for s in tf_bfc list_ao_first glibc bump; do
+  expected+=("replay/tiny/$s/manual_time")
+  for p in steady lifo shuffled; do expected+=("$p/$s/1000/manual_time"); done
+done
+check "$work/out.json" "${expected[@]}" || fail "default run"
+/usr/bin/python3 -c "
+import json, sys
+b = {r['name']: r for r in json.load(open('$work/out.json'))['benchmarks']}
+assert b['replay/tiny/tf_bfc/manual_time']['events'] == 5, b['replay/tiny/tf_bfc/manual_time']
+assert b['steady/bump/1000/manual_time']['events'] == 3000 + 4096, b['steady/bump/1000/manual_time']
+" || fail "event counts"
+
+# A scan stops at --scan-live-max; the others go on.
+"$bench" "${quick[@]}" --policies tlsf,list_ao_first --patterns steady --live 1000,2000 --scan-live-max 1000 \
+  > "$work/scan.json" || fail "scan run"
+check "$work/scan.json" steady/tlsf/2000/manual_time steady/list_ao_first/1000/manual_time || fail "scan run"
+grep -q '"steady/list_ao_first/2000' "$work/scan.json" && fail "the scan ran past --scan-live-max"
+
+# Each preloaded allocator that is installed must be the one that is named.
+libdir=/usr/lib/x86_64-linux-gnu
+for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
+  name=${pair%%:*} lib=$libdir/${pair#*:}
+  if [[ ! -e $lib ]]; then echo "skipping $name: $lib is not installed"; continue; fi
+  if [[ $count == none ]]; then echo "skipping $name: a sanitizer must be the first library loaded"; continue; fi
+  LD_PRELOAD=$lib "$bench" "${quick[@]}" --policies none --malloc --patterns shuffled --live 1000 "$work/tiny.txt" > "$work/$name.json" \
+    || fail "bench_allocators under $name"
+  check "$work/$name.json" "replay/tiny/$name/manual_time" "shuffled/$name/1000/manual_time" || fail "$name run"
+done
+
+# Bad input: a clear message and a non-zero exit.
+for bad in "--policies no_such_policy" "--patterns zigzag" "--live 10,x" "$work/missing.txt"; do
+  if "$bench" --benchmark_min_time=0.001 $bad > "$work/bad.out" 2> "$work/bad.err"; then fail "accepted: $bad"; fi
+  grep -q "bench_allocators: " "$work/bad.err" || fail "no message for: $bad"
+done
+
+if [[ $count == none ]]; then
+  echo "skipping count_instructions: not built here (sanitized build, or no valgrind/callgrind.h)"
+elif ! command -v valgrind > /dev/null; then
+  echo "skipping count_instructions: valgrind is not installed"
+else
+  for subject in "--policy tf_bfc" "--floor"; do
+    valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/cg.out" \
+      "$count" $subject "$work/tiny.txt" > "$work/cg.txt" 2> "$work/cg.err" || { cat "$work/cg.err"; fail "callgrind"; }
+    # 5 events, and the 3 blocks they leave live freed afterwards.
+    grep -qx "ops 8" "$work/cg.txt" || fail "count_instructions $subject: $(cat "$work/cg.txt")"
+    ir=$(awk '/^(totals|summary):/ {print $2}' "$work/cg.out" | head -1)
+    [[ $ir =~ ^[0-9]+$ && $ir -gt 0 ]] || fail "no instruction total in callgrind's output ($ir)"
+  done
+  "$count" --policy tf_bfc --floor "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took two subjects"
+  grep -q "exactly one" "$work/bad.err" || fail "count_instructions: no message for two subjects"
+fi
+echo "bench_allocators: all checks passed"
