@@ -16,7 +16,6 @@
 // the blocks a pass leaves live outside the clock (pass_runner.hpp).
 #include "benchmarks/alloc_patterns.hpp"
 #include "benchmarks/subjects.hpp"
-#include "experiments/trace/input_error.hpp"
 
 #include <benchmark/benchmark.h>
 #include <boost/algorithm/string/split.hpp>
@@ -165,10 +164,7 @@ int main(int argc, char** argv)
     fraglab::bench::register_all(o, subjects, traces, patterns);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-  } catch (fraglab::input_error const& e) {
-    std::cerr << "bench_allocators: " << e.what() << "\n";
-    return 2;
-  } catch (std::exception const& e) {
+  } catch (std::exception const& e) {  // input_error, invalid_argument, program_options' errors
     std::cerr << "bench_allocators: " << e.what() << "\n";
     return 2;
   }

@@ -4,6 +4,7 @@
 // It touches no memory: the addresses are never dereferenced.
 #pragma once
 
+#include "engine/detail/bits.hpp"
 #include "engine/results.hpp"
 
 #include <cstdint>
@@ -14,8 +15,7 @@ class bump_allocator {
  public:
   allocation allocate(std::size_t size, std::size_t alignment = 1, std::uint64_t /*stream*/ = 0) noexcept
   {
-    std::uintptr_t const align = alignment < 16 ? 16 : alignment;
-    std::uintptr_t const address = (next_ + align - 1) & ~(align - 1);
+    std::uintptr_t const address = detail::align_up_address(next_, alignment < 16 ? 16 : alignment);
     next_ = address + (size == 0 ? 1 : size);
     return {address, size, alloc_status::ok};
   }

@@ -6,6 +6,7 @@
 // that did not run.
 #pragma once
 
+#include "engine/detail/bits.hpp"
 #include "engine/results.hpp"
 
 #include <dlfcn.h>
@@ -23,7 +24,7 @@ class system_malloc {
   {
     // aligned_alloc wants a multiple of the alignment; malloc already aligns to 16.
     void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
-                                                      : std::aligned_alloc(alignment, (size + alignment - 1) & ~(alignment - 1));
+                                                      : std::aligned_alloc(alignment, detail::align_up(size, alignment));
     if (p == nullptr) return {0, 0, alloc_status::backend_refused};
     return {reinterpret_cast<std::uintptr_t>(p), size, alloc_status::ok};
   }

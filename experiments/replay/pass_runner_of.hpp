@@ -35,8 +35,6 @@ class pass_runner_of final : public pass_runner {
     return timing;
   }
 
-  Alloc& allocator() noexcept { return *a_; }
-
  private:
   std::unique_ptr<Alloc> a_;
   trace::trace const& t_;
