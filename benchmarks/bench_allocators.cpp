@@ -1,12 +1,15 @@
 // The allocator benchmark suite (Google Benchmark): every subject runs through the replay
 // loop of `fraglab replay` (experiments/replay/replay.hpp), over events parsed beforehand.
 //
-//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--malloc] [--floor]
-//                    [--patterns steady,lifo,shuffled] [--live 1000,...] [--iterations N] [TRACE...]
+//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--backend B] [--malloc] [--floor]
+//                    [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
+//                    [--iterations N] [TRACE...]
 //
 // Subjects: fraglab policies over the host backend (real memory, as a program would use
-// them), the process's malloc (--malloc: glibc, or whichever allocator LD_PRELOAD put in
-// front of it), and the bump allocator that never reuses memory (--floor).
+// them) or another backend (--backend cuda: device memory), the process's malloc (--malloc:
+// glibc, or whichever allocator LD_PRELOAD put in front of it), the bump allocator that
+// never reuses memory (--floor), and CUDA's cudaMalloc and cudaMallocAsync
+// (--cuda-baselines; the context names the device).
 // Benchmarks, one per subject:
 //   replay/TRACE/SUBJECT        one pass over each TRACE per iteration
 //   PATTERN/SUBJECT/LIVE        alloc_patterns.hpp at LIVE live blocks; the set-up that
@@ -34,11 +37,12 @@ namespace po = boost::program_options;
 
 struct options {
   std::vector<std::string> policies, traces, patterns;
+  std::string backend = "host";
   std::vector<std::size_t> live;
   std::size_t scan_live_max = 100'000;
   std::uint64_t pattern_events = 1 << 19;
   std::int64_t iterations = 0;  // 0: Google Benchmark decides from --benchmark_min_time
-  bool with_malloc = false, with_floor = false;
+  bool with_malloc = false, with_floor = false, with_cuda = false;
 };
 
 constexpr char default_policies[] =
@@ -59,6 +63,8 @@ options parse(int argc, char** argv)
   named.add_options()
       ("help,h", "this help")
       ("policies", po::value(&policies)->default_value(default_policies), "fraglab policies, comma-separated, or none")
+      ("backend", po::value(&o.backend)->default_value(o.backend), "the policies' backend: host, or cuda, cuda_async, cuda_vmm")
+      ("cuda-baselines", po::bool_switch(&o.with_cuda), "also cudaMalloc and cudaMallocAsync (needs a device)")
       ("malloc", po::bool_switch(&o.with_malloc), "also the process's malloc (glibc, or what LD_PRELOAD provides)")
       ("floor", po::bool_switch(&o.with_floor), "also the bump allocator that never reuses memory")
       ("patterns", po::value(&patterns)->default_value("steady,lifo,shuffled"), "synthetic patterns, comma-separated, or none")
@@ -95,9 +101,13 @@ options parse(int argc, char** argv)
 std::vector<subject> subjects(options const& o)
 {
   std::vector<subject> out;
-  for (auto const& name : o.policies) out.push_back(policy_subject(name));
+  for (auto const& name : o.policies) out.push_back(policy_subject(name, o.backend));
   if (o.with_malloc) out.push_back(malloc_subject());
   if (o.with_floor) out.push_back(floor_subject());
+  if (o.with_cuda) {
+    for (auto& s : cuda_runtime_subjects()) out.push_back(std::move(s));
+    benchmark::AddCustomContext("cuda_device", cuda_device_name());
+  }
   return out;
 }
 

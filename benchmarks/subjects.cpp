@@ -8,9 +8,9 @@
 
 namespace fraglab::bench {
 
-subject policy_subject(std::string const& name)
+subject policy_subject(std::string const& name, std::string const& backend)
 {
-  std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{"host"});
+  std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{backend});
   bool const scans = name.starts_with("list_") || name == "first_fit_lifo" || name == "first_fit_fifo";
   return {name, [c](trace::trace const& t) { return c->runner(t); }, scans};
 }

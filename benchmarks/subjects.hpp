@@ -1,5 +1,6 @@
 // What the benchmarks measure, each behind the same replay loop: a fraglab policy over the
-// host backend, the process's malloc, or the floor (bump_allocator.hpp).
+// host backend (or a CUDA backend), the process's malloc, the floor (bump_allocator.hpp),
+// or CUDA's own allocators (cuda_runtime_allocators.hpp).
 #pragma once
 
 #include "experiments/replay/pass_runner.hpp"
@@ -8,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fraglab::bench {
 
@@ -17,9 +19,14 @@ struct subject {
   bool scans = false;  // a classic list policy: its cost grows with the free list by definition
 };
 
-subject policy_subject(std::string const& name);  // throws std::invalid_argument on an unknown name
+// Throws std::invalid_argument on an unknown name or backend.
+subject policy_subject(std::string const& name, std::string const& backend = "host");
 subject malloc_subject();
 subject floor_subject();
+// cudaMalloc and cudaMallocAsync; throws where there is no device or no CUDA Toolkit.
+std::vector<subject> cuda_runtime_subjects();
+// The device the CUDA subjects run on, for the benchmark's context.
+std::string cuda_device_name();
 
 // A trace with every event in memory, named by its file name up to the first dot: no
 // benchmark pass decodes a file.

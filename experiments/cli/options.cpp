@@ -70,7 +70,7 @@ void add_allocator_options(po::options_description& desc)
   desc.add_options()                                                                              //
       ("set", po::value<std::vector<std::string>>(), "KEY=VALUE parameter, repeatable")           //
       ("capacity", po::value<std::string>(), "backend capacity (default unlimited), e.g. 512MiB")  //
-      ("backend", po::value<std::string>(), "simulated, heap or host (default: heap for compositions, simulated for GPU presets)");
+      ("backend", po::value<std::string>(), "simulated, heap, host, cuda, cuda_async, cuda_vmm or cuda_pinned (default: heap for compositions, simulated for GPU presets)");
 }
 
 allocator_options read_allocator_options(po::variables_map const& vm)

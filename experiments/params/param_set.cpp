@@ -46,13 +46,13 @@ constexpr std::array<param_spec, 5> pytorch_table{{
     {"max_split_size_mb", "pytorch_caching", "unlimited", "blocks at least this large (MiB) are never split; smaller requests never take them"},
     {"max_non_split_rounding_mb", "pytorch_caching", "20", "a request >= max_split_size takes an unsplit block at most this much larger (MiB)"},
     {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off)"},
-    {"per_process_memory_fraction", "pytorch_caching", "0", "memory limit as a fraction of the device (--capacity); 0: unset"},
+    {"per_process_memory_fraction", "pytorch_caching", "0", "memory limit as a fraction of the device (--capacity, or the device itself with a CUDA backend); 0: unset"},
     {"garbage_collection_threshold", "pytorch_caching", "0", "free old cached segments when reserved exceeds this fraction of the memory fraction (0: off)"},
 }};
 
 constexpr std::array<param_spec, 3> tf_table{{
     {"allow_growth", "tf_bfc", "true", "grow by doubling regions from 2 MiB; false: one region of the whole memory limit"},
-    {"per_process_gpu_memory_fraction", "tf_bfc", "0", "memory limit as a fraction of the device (--capacity); 0: unset"},
+    {"per_process_gpu_memory_fraction", "tf_bfc", "0", "memory limit as a fraction of the device (--capacity, or the device itself with a CUDA backend); 0: unset"},
     {"garbage_collection", "tf_bfc", "false", "after a failed growth, release free regions when that makes room"},
 }};
 
@@ -61,9 +61,11 @@ constexpr std::array<param_spec, 2> dlmalloc_table{{
     {"trim_threshold", "dlmalloc", "2MiB", "a free leaving more top than this gives whole pages back to the system"},
 }};
 
-constexpr std::array<param_spec, 2> backend_table{{
-    {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096)"},
+constexpr std::array<param_spec, 4> backend_table{{
+    {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096, cuda 256, cuda_pinned 4096)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
+    {"device", "backend", "0", "CUDA backends: the device's ordinal"},
+    {"device_memory_fraction", "backend", "0", "CUDA backends: at most this fraction of the device's memory (0: unset; --capacity gives bytes)"},
 }};
 
 constexpr std::size_t param_count =

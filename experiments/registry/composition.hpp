@@ -36,7 +36,7 @@ class any_allocator {
 };
 
 struct backend_choice {
-  std::string kind;  // simulated, heap or host; empty: the policy's own default
+  std::string kind;  // simulated, heap, host or a CUDA backend; empty: the policy's own default
   std::size_t capacity = std::numeric_limits<std::size_t>::max();
 };
 

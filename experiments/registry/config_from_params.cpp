@@ -3,6 +3,7 @@
 #include "backends/heap_backend.hpp"
 #include "backends/host_backend.hpp"
 #include "backends/simulated_backend.hpp"
+#include "experiments/registry/cuda_backends.hpp"
 
 #include <algorithm>
 #include <array>
@@ -118,7 +119,8 @@ any_backend make_backend(backend_choice const& b, param_set const& p)
     if (custom_granularity) hp.granularity = p.size("granularity");
     return any_backend(host_backend(hp));
   }
-  throw std::invalid_argument("unknown backend '" + b.kind + "' (known: simulated, heap, host)");
+  if (is_cuda_backend(b.kind)) return make_cuda_backend(b, p);
+  throw std::invalid_argument("unknown backend '" + b.kind + "' (known: simulated, heap, host, cuda, cuda_async, cuda_vmm, cuda_pinned)");
 }
 
 }  // namespace fraglab::registry_detail

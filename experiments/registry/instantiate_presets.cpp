@@ -59,15 +59,16 @@ std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, 
     if (s.garbage_collection_threshold > 0.0)
       throw std::invalid_argument("garbage_collection_threshold is not modelled with expandable segments");
     if (b.capacity != std::numeric_limits<std::size_t>::max()) s.device_memory = b.capacity;
-    if (!b.kind.empty() && b.kind != "simulated")
-      throw std::invalid_argument("pytorch_expandable needs address reservations: only the simulated backend has them");
+    if (!b.kind.empty() && b.kind != "simulated" && b.kind != "cuda_vmm")
+      throw std::invalid_argument("pytorch_expandable needs address reservations: only the simulated and cuda_vmm backends have them");
   }
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";
   auto config = pt::make_config<any_backend>(s);
   config.size.validate();
   param_set with_granularity = p;
-  if (!p.has("granularity")) with_granularity.set("granularity", "2MiB");  // cudaMalloc's alignment
+  // cudaMalloc's alignment; cuda_vmm maps pages of the device's own granularity instead.
+  if (!p.has("granularity") && chosen.kind != "cuda_vmm") with_granularity.set("granularity", "2MiB");
   return std::make_unique<composition_of<pt::policy>>(std::move(name), std::move(config), with_granularity, chosen);
 }
 

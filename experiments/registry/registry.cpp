@@ -1,4 +1,5 @@
 #include "experiments/registry/composition.hpp"
+#include "experiments/registry/cuda_backends.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/classic.hpp"
 #include "policies/presets/rmm_pool.hpp"
@@ -91,8 +92,9 @@ std::vector<index_fit_pair> composable_pairs()
   return pairs;
 }
 
-std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& backend)
+std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& chosen)
 {
+  backend_choice const backend = registry_detail::with_device_capacity(chosen, user);
   std::string_view index, fit;
   param_set params;
   constexpr std::string_view compose_prefix = "compose:";

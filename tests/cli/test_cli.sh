@@ -80,6 +80,17 @@ expect "missing trace exits non-zero" '[[ $rc -ne 0 ]]'
 out=$("$fraglab" replay "$work/p.trace" -p tree_best --backend simulated --capacity 64KiB --format csv)
 failed_allocs=$(echo "$out" | awk -F, 'NR==2{print $6}')
 expect "a small capacity makes allocations fail" '[[ $failed_allocs -gt 0 ]]'
+# A CUDA backend where no device can serve it (this machine) or fraglab was built without
+# the toolkit: the reason, a non-zero exit, and no output file.
+err=$("$fraglab" replay "$work/p.trace" -p tf_bfc --backend cuda -o "$work/cuda.csv" 2>&1); rc=$?
+if [[ $rc -eq 0 ]]; then
+  expect "a CUDA backend replays where there is a device" '[[ -s $work/cuda.csv ]]'
+else
+  expect "a CUDA backend without a device says why" \
+    '[[ $err == *"backend cuda: "* && ( $err == *cudaGetDeviceCount* || $err == *"CUDA Toolkit"* ) && ! -e $work/cuda.csv ]]'
+fi
+err=$("$fraglab" replay "$work/p.trace" -p tf_bfc --backend floppy 2>&1); rc=$?
+expect "an unknown backend lists the known ones" '[[ $rc -eq 2 && $err == *"known: simulated, heap, host, cuda, cuda_async, cuda_vmm, cuda_pinned"* ]]'
 out=$("$fraglab" replay "$work/p.trace" -p 'compose:index=ao_tree,fit=next,coalesce=deferred' --format csv)
 expect "compose specs run" '[[ $out == *compose:index=ao_tree* ]]'
 

@@ -1,0 +1,127 @@
+// The machinery shared by the CUDA backends that hand out one separate block per
+// acquisition (cudaMalloc, cudaMallocFromPoolAsync, cudaHostAlloc): rounding to the
+// granularity, the capacity limit, alignment beyond what the CUDA call guarantees, the
+// record of blocks for release, and the split between refusals and errors
+// (detail/cuda_error.hpp). What differs is a small `Source` layer, in the manner of Heap
+// Layers:
+//
+// | expression               | result      | meaning                                          |
+// |--------------------------|-------------|--------------------------------------------------|
+// | Source::name             | string_view | the backend's name                               |
+// | Source::guaranteed_alignment | size_t  | the alignment every block has                    |
+// | s.allocate(&p, n)        | cudaError_t | one block of n bytes                             |
+// | s.deallocate(p)          | cudaError_t | gives a block back                               |
+// | s.call(n)                | std::string | the allocation call as written in an error       |
+// | s.device()               | int         | the device made current around every call (-1: none) |
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "backends/cuda_device.hpp"
+#include "backends/detail/cuda_error.hpp"
+#include "engine/concepts.hpp"
+#include "engine/detail/bits.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace fraglab::detail {
+
+template <class Source>
+class cuda_block_backend {
+ public:
+  // `capacity` in bytes, already resolved (cuda_device.hpp).
+  cuda_block_backend(std::unique_ptr<Source> source, std::size_t capacity, std::size_t granularity)
+      : source_(std::move(source)), capacity_(capacity), granularity_(granularity)
+  {
+    if (!is_pow2(granularity_)) throw std::invalid_argument("granularity must be a power of two");
+  }
+  cuda_block_backend(cuda_block_backend&&) noexcept = default;
+  cuda_block_backend& operator=(cuda_block_backend&&) = delete;
+  ~cuda_block_backend()
+  {
+    if (!source_) return;
+    // At process exit the runtime may already be unloading; there is no one left to tell.
+    for (auto const& [base, b] : blocks_) {
+      try {
+        (void)on_device([&] { return source_->deallocate(b.raw); });
+      } catch (cuda_error const&) {
+      }
+    }
+  }
+
+  acquisition acquire(std::size_t n, std::size_t alignment)
+  {
+    auto const size = align_up_checked(n, granularity_);
+    std::size_t const align = alignment > granularity_ ? alignment : granularity_;
+    // Alignment beyond what the call guarantees costs a larger block, aligned inside.
+    std::size_t const padding = align > Source::guaranteed_alignment ? align - Source::guaranteed_alignment : 0;
+    if (n == 0 || !size || *size > capacity_ - stats_.acquired_bytes || *size > std::numeric_limits<std::size_t>::max() - padding) {
+      ++stats_.refusals;
+      return {};
+    }
+    void* raw = nullptr;
+    cudaError_t const e = on_device([&] { return source_->allocate(&raw, *size + padding); });
+    if (e != cudaSuccess) {
+      cuda_failure f = runtime_failure(source_->call(*size + padding), e);
+      if (!is_out_of_memory(e)) throw cuda_error(std::move(f));
+      (void)cudaGetLastError();  // a refusal is not left behind for the program's next call
+      last_error_ = std::move(f);
+      ++stats_.refusals;
+      return {};
+    }
+    std::uintptr_t const base = align_up_address(reinterpret_cast<std::uintptr_t>(raw), align);
+    blocks_.emplace(base, block{raw, *size});
+    stats_.on_acquire(*size);
+    return {base, *size};
+  }
+
+  bool release(std::uintptr_t base, std::size_t n)
+  {
+    auto it = blocks_.find(base);
+    if (it == blocks_.end() || it->second.size != n) return false;
+    void* const raw = it->second.raw;
+    check_runtime(on_device([&] { return source_->deallocate(raw); }), std::string(Source::name) + " release");
+    blocks_.erase(it);
+    stats_.on_release(n);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
+  [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
+  [[nodiscard]] bool supports_merging() const noexcept { return false; }
+  [[nodiscard]] std::string_view name() const noexcept { return Source::name; }
+  [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
+  // The CUDA failure behind the latest refusal, if a CUDA call refused.
+  [[nodiscard]] std::optional<cuda_failure> const& last_error() const noexcept { return last_error_; }
+  [[nodiscard]] Source& source() noexcept { return *source_; }
+
+ private:
+  struct block {
+    void* raw;  // what the CUDA call returned; the acquisition may start above it
+    std::size_t size;
+  };
+
+  template <class F>
+  cudaError_t on_device(F&& f)
+  {
+    if (source_->device() < 0) return f();
+    cuda_device_scope const on(source_->device());
+    return f();
+  }
+
+  std::unique_ptr<Source> source_;
+  std::size_t capacity_;
+  std::size_t granularity_;
+  std::unordered_map<std::uintptr_t, block> blocks_;
+  backend_stats stats_;
+  std::optional<cuda_failure> last_error_;
+};
+
+}  // namespace fraglab::detail

@@ -1,0 +1,82 @@
+#include "experiments/registry/cuda_backends.hpp"
+
+#include "backends/cuda_async_backend.hpp"
+#include "backends/cuda_backend.hpp"
+#include "backends/cuda_pinned_backend.hpp"
+#include "backends/cuda_vmm_backend.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace fraglab::registry_detail {
+namespace {
+
+int device_of(param_set const& p)
+{
+  std::size_t const d = p.count("device");
+  if (d > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw std::invalid_argument("parameter device is too large");
+  return static_cast<int>(d);
+}
+
+device_memory_limit limit_of(backend_choice const& b, param_set const& p)
+{
+  device_memory_limit l;
+  l.bytes = b.capacity;
+  l.fraction = p.real("device_memory_fraction");
+  if (!(l.fraction >= 0.0 && l.fraction <= 1.0)) throw std::invalid_argument("parameter device_memory_fraction must be in [0, 1]");
+  return l;
+}
+
+std::size_t granularity_or(param_set const& p, std::size_t otherwise)
+{
+  return p.has("granularity") ? p.size("granularity") : otherwise;
+}
+
+}  // namespace
+
+backend_choice with_device_capacity(backend_choice b, param_set const& p)
+{
+  if (!is_cuda_backend(b.kind) || b.kind == "cuda_pinned") return b;
+  int const device = device_of(p);
+  if (auto why = cuda_device_unavailable()) throw std::runtime_error("backend " + b.kind + ": " + *why);
+  b.capacity = limit_of(b, p).resolve(detail::cuda_device_total_memory(device));
+  return b;
+}
+
+any_backend make_cuda_backend(backend_choice const& b, param_set const& p)
+{
+  if (b.kind == "cuda_pinned") {
+    if (p.real("device_memory_fraction") != 0.0)
+      throw std::invalid_argument("cuda_pinned serves host memory: give its limit in bytes (--capacity), not device_memory_fraction");
+    cuda_pinned_backend_params cp;
+    cp.capacity = b.capacity;
+    cp.granularity = granularity_or(p, cp.granularity);
+    return any_backend(cuda_pinned_backend(cp));
+  }
+  if (auto why = cuda_device_unavailable()) throw std::runtime_error("backend " + b.kind + ": " + *why);
+  if (b.kind == "cuda") {
+    cuda_backend_params cp;
+    cp.device = device_of(p);
+    cp.limit = limit_of(b, p);
+    cp.granularity = granularity_or(p, cp.granularity);
+    return any_backend(cuda_backend(cp));
+  }
+  if (b.kind == "cuda_async") {
+    cuda_async_backend_params cp;
+    cp.device = device_of(p);
+    cp.limit = limit_of(b, p);
+    cp.granularity = granularity_or(p, cp.granularity);
+    return any_backend(cuda_async_backend(cp));
+  }
+  if (b.kind == "cuda_vmm") {
+    if (p.has("granularity")) throw std::invalid_argument("cuda_vmm maps pages of the device's own granularity: granularity cannot be set");
+    cuda_vmm_backend_params cp;
+    cp.device = device_of(p);
+    cp.limit = limit_of(b, p);
+    return any_backend(cuda_vmm_backend(cp));
+  }
+  throw std::invalid_argument("not a CUDA backend: '" + b.kind + "'");
+}
+
+}  // namespace fraglab::registry_detail

@@ -1,0 +1,63 @@
+#include "plugins/pytorch/plugin_config.hpp"
+
+#include "experiments/params/units.hpp"
+#include "experiments/registry/composition.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+namespace fraglab::plugin {
+
+environment process_environment()
+{
+  return [](char const* name) -> std::optional<std::string> {
+    char const* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+  };
+}
+
+plugin_config read_config(environment const& env)
+{
+  plugin_config c;
+  if (auto v = env("FRAGLAB_POLICY")) c.policy = *v;
+  if (auto v = env("FRAGLAB_SET")) {
+    // ';' separates assignments because values such as split specs may contain commas.
+    std::string_view rest = *v;
+    while (!rest.empty()) {
+      std::size_t const end = rest.find(';');
+      std::string_view const kv = rest.substr(0, end);
+      try {
+        if (!kv.empty()) c.params.set_assignment(kv);
+      } catch (std::invalid_argument const& e) {
+        throw std::invalid_argument(std::string("FRAGLAB_SET: ") + e.what());
+      }
+      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    }
+  }
+  if (auto v = env("FRAGLAB_BACKEND")) {
+    if (*v != "cuda" && *v != "cuda_async" && *v != "cuda_vmm" && *v != "host")
+      throw std::invalid_argument("FRAGLAB_BACKEND: expected cuda, cuda_async, cuda_vmm or host, got '" + *v + "'");
+    c.backend = *v;
+  }
+  if (auto v = env("FRAGLAB_CAPACITY")) {
+    auto const n = parse_size(*v);
+    if (!n) throw std::invalid_argument("FRAGLAB_CAPACITY: expected a size such as 8GiB, got '" + *v + "'");
+    c.capacity = *n;
+  }
+  if (auto v = env("FRAGLAB_STATS")) {
+    if (*v != "0" && *v != "1") throw std::invalid_argument("FRAGLAB_STATS: expected 0 or 1, got '" + *v + "'");
+    c.print_stats = *v == "1";
+  }
+  return c;
+}
+
+void validate(plugin_config const& c)
+{
+  // The simulated backend accepts every policy and needs no device; the backend's own
+  // parameters are checked when each device's allocator is made.
+  (void)make_composition(c.policy, c.params, backend_choice{"simulated"});
+}
+
+}  // namespace fraglab::plugin
