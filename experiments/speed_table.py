@@ -72,7 +72,7 @@ def bench(binary, args, env, scratch):
     cmd = [binary, "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=json"] + args
     done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        sys.exit(f"speed_table.py: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
     with open(out) as f:
         rows = json.load(f)["benchmarks"]
     # Google Benchmark appends /iterations:N and /manual_time to the registered names.
@@ -86,7 +86,7 @@ def instructions(binary, subject_args, trace, env, scratch):
         subject_args + [trace]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"speed_table.py: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
     ops = int(next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("ops ")))
     with open(out) as f:
         total = int(next(line.split()[1] for line in f if line.startswith(("totals:", "summary:"))))

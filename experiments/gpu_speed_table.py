@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""The GPU speed table: fraglab's presets over real device memory against CUDA's and
+PyTorch's own allocators, on the PyTorch snapshots replayed through the device.
+
+    experiments/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--snapshot S.pickle]...
+
+Needs a CUDA device (experiments/device/run_on_gpu.sh runs it where one is lent). Subjects,
+each on the same event sequences:
+
+  tf_bfc, pytorch_caching, tlsf   fraglab presets over the cuda backend (cudaMalloc'd regions),
+                                  through the replay loop of `fraglab replay` (bench_allocators)
+  cudaMalloc, cudaMallocAsync     CUDA's own, per event (benchmarks/cuda_runtime_allocators.hpp)
+  torch                           PyTorch's caching allocator through torch.cuda.caching_allocator_alloc
+                                  (benchmarks/bench_torch_allocator.py); Python calls, so its
+                                  python_call_ns column gives the interpreter's share
+
+ns/op is host-side time per event after a warm-up pass. Writes OUT/gpu_speed.csv and
+OUT/gpu_speed.md, which name the device.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from results_io import ROOT, SHARED_TRACES, file_digest, markdown_table, provenance, run, write_csv, write_markdown
+from speed_table import bench, fmt, preload_env
+
+PRESETS = ["tf_bfc", "pytorch_caching", "tlsf"]
+CUDA_OWN = ["cudaMalloc", "cudaMallocAsync"]
+
+
+def torch_rows(traces, fraglab, scratch, iterations):
+    """{trace: row} of bench_torch_allocator.py, or {} (with the reason) where PyTorch cannot run."""
+    texts = []
+    for name, path in traces.items():
+        text = os.path.join(scratch, name + ".trace")
+        run([fraglab, "convert", path, text, "--to", "text"])
+        texts.append(text)
+    cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "bench_torch_allocator.py"), "--iterations",
+           str(iterations)] + texts
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode == 77:
+        print(f"gpu_speed_table.py: no PyTorch column: {done.stderr.strip()}", file=sys.stderr)
+        return {}, done.stderr.strip()
+    if done.returncode != 0:
+        sys.exit(f"gpu_speed_table.py: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {r["trace"]: r for r in rows}, f"torch {rows[0]['torch']}" if rows else ""
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build, with CUDA")
+    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--snapshot", action="append", default=[], help="another snapshot to replay (repeatable)")
+    args = parser.parse_args(argv)
+    bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
+    fraglab = os.path.join(args.build, "experiments", "fraglab")
+    for b in (bench_bin, fraglab):
+        if not os.path.exists(b):
+            sys.exit(f"gpu_speed_table.py: {b} is missing: build with `meson compile -C {args.build}`")
+
+    folder = os.path.join(SHARED_TRACES, "pytorch")
+    snapshots = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".pickle")) \
+        if os.path.isdir(folder) else []
+    traces = {os.path.basename(p).split(".")[0]: p for p in snapshots + args.snapshot}
+    if not traces:
+        sys.exit("gpu_speed_table.py: no snapshots: ../shared/traces/pytorch is empty and no --snapshot was given")
+    inputs = [(f"input {n}", f"{os.path.basename(p)}, sha256 {file_digest(p)}") for n, p in traces.items()]
+
+    with tempfile.TemporaryDirectory(prefix="gpu_speed_table.") as scratch:
+        results = bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
+                                    "--patterns", "none", "--iterations", str(args.iterations)] + list(traces.values()),
+                        preload_env(None), scratch)
+        with open(os.path.join(scratch, "bench.json")) as f:
+            device = json.load(f)["context"].get("cuda_device", "unknown")
+        torch, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
+
+    rows, table = [], []
+    for name in traces:
+        ns = {s: results[f"replay/{name}/{s}"]["ns_per_op"] for s in PRESETS + CUDA_OWN}
+        for s in PRESETS + CUDA_OWN:
+            r = results[f"replay/{name}/{s}"]
+            kind = "fraglab over cuda" if s in PRESETS else "CUDA"
+            rows.append([name, s, kind, int(r["events"]), fmt(ns[s], 1), fmt(ns[s] / ns["cudaMalloc"], 3),
+                         fmt(r["failed_allocs"], 0), ""])
+        t = torch.get(name)
+        if t:
+            rows.append([name, "torch", "PyTorch (Python calls)", t["events"], fmt(t["ns_per_op"], 1),
+                         fmt(t["ns_per_op"] / ns["cudaMalloc"], 3), t["failed"], fmt(t["python_call_ns"], 1)])
+        table.append([name] + [fmt(ns[s]) for s in PRESETS + CUDA_OWN] +
+                     [f"{t['ns_per_op']:.1f} ({t['python_call_ns']:.1f} in Python)" if t else "not run"])
+
+    header = provenance("gpu_speed_table.py", argv, [("device", device), ("pytorch", torch_version or "not run")] + inputs)
+    columns = ["trace", "subject", "kind", "events", "ns_per_op", "ratio_to_cudaMalloc", "failed_allocs", "python_call_ns"]
+    os.makedirs(args.out_dir, exist_ok=True)
+    write_csv(os.path.join(args.out_dir, "gpu_speed.csv"), header, columns, rows)
+    write_markdown(os.path.join(args.out_dir, "gpu_speed.md"), f"GPU speed on {device}", "gpu_speed_table.py", header, [
+        ["Host-side ns per allocation or free, after one warm-up pass, on PyTorch snapshots replayed through real "
+         "device memory. fraglab's presets acquire their regions with cudaMalloc (the cuda backend); cudaMalloc and "
+         "cudaMallocAsync are called for every event."],
+        ["## ns per operation", ""] + markdown_table(["trace"] + PRESETS + CUDA_OWN + ["torch"], table),
+    ])
+    print(f"wrote {args.out_dir}/gpu_speed.csv and gpu_speed.md ({device})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
