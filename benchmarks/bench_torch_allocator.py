@@ -65,6 +65,7 @@ def main():
     parser.add_argument("traces", nargs="+")
     parser.add_argument("--iterations", type=int, default=5)
     args = parser.parse_args()
+    traces = [(os.path.basename(path).split(".")[0], read_events(path)) for path in args.traces]  # bad input first
     try:
         import torch
     except ImportError:
@@ -82,8 +83,7 @@ def main():
     def noop(*_):
         return 1
 
-    for path in args.traces:
-        events = read_events(path)
+    for name, events in traces:
         one_pass(events, alloc, torch.cuda.caching_allocator_delete)  # warm-up
         timed, failed = [], 0
         for _ in range(args.iterations):
@@ -91,7 +91,6 @@ def main():
             timed.append(ns)
         baseline = min(one_pass(events, noop, noop)[0] for _ in range(args.iterations))
         torch.cuda.empty_cache()
-        name = os.path.basename(path).split(".")[0]
         print(json.dumps({"trace": name, "events": len(events), "failed": failed,
                           "ns_per_op": sorted(timed)[len(timed) // 2] / len(events),
                           "python_call_ns": baseline / len(events),

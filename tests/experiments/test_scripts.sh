@@ -73,5 +73,20 @@ expect "speed_instructions.csv: 15 subjects with positive counts" \
 expect "speed.md states the targets" 'grep -q "^## Targets" "$work/out/speed.md"'
 expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg"'
 
+# The GPU scripts where there is no GPU (or no PyTorch): bad input is still reported as
+# FILE:LINE, and a missing device or PyTorch is exit 77 with the reason, never a traceback.
+printf 'a 1 100\nf 1\n' > "$work/ok.trace"
+printf 'a 1 100\nx 1\n' > "$work/bad.trace"
+err=$($py "$root/benchmarks/bench_torch_allocator.py" "$work/bad.trace" 2>&1); rc=$?
+expect "bench_torch_allocator.py names the bad line" '[[ $rc -ne 0 && $rc -ne 77 && $err == *"bad.trace:2: expected"* ]]'
+if ! $py -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  for script in benchmarks/bench_torch_allocator.py:"$work/ok.trace" plugins/pytorch/train_example.py:--plugin=$fraglab \
+                experiments/device/record_snapshot.py:--output=$work/s.pickle; do
+    err=$($py "$root/${script%%:*}" ${script#*:} 2>&1); rc=$?
+    expect "${script%%:*} says why it cannot run here" '[[ $rc -eq 77 && ( $err == *"not installed here"* || $err == *"no CUDA device here"* ) ]]'
+  done
+  expect "no half-written snapshot" '[[ ! -e $work/s.pickle && ! -e $work/s.pickle.partial ]]'
+fi
+
 echo "scripts: $passed passed, $failed failed"
 ((failed == 0))
