@@ -28,9 +28,15 @@ device_memory_limit limit_of(backend_choice const& b, param_set const& p)
   return l;
 }
 
-std::size_t granularity_or(param_set const& p, std::size_t otherwise)
+// The parameters cuda and cuda_async share, over their defaults.
+template <class Params>
+Params device_block_params(backend_choice const& b, param_set const& p)
 {
-  return p.has("granularity") ? p.size("granularity") : otherwise;
+  Params cp;
+  cp.device = device_of(p);
+  cp.limit = limit_of(b, p);
+  if (p.has("granularity")) cp.granularity = p.size("granularity");
+  return cp;
 }
 
 }  // namespace
@@ -51,24 +57,12 @@ any_backend make_cuda_backend(backend_choice const& b, param_set const& p)
       throw std::invalid_argument("cuda_pinned serves host memory: give its limit in bytes (--capacity), not device_memory_fraction");
     cuda_pinned_backend_params cp;
     cp.capacity = b.capacity;
-    cp.granularity = granularity_or(p, cp.granularity);
+    if (p.has("granularity")) cp.granularity = p.size("granularity");
     return any_backend(cuda_pinned_backend(cp));
   }
   if (auto why = cuda_device_unavailable()) throw std::runtime_error("backend " + b.kind + ": " + *why);
-  if (b.kind == "cuda") {
-    cuda_backend_params cp;
-    cp.device = device_of(p);
-    cp.limit = limit_of(b, p);
-    cp.granularity = granularity_or(p, cp.granularity);
-    return any_backend(cuda_backend(cp));
-  }
-  if (b.kind == "cuda_async") {
-    cuda_async_backend_params cp;
-    cp.device = device_of(p);
-    cp.limit = limit_of(b, p);
-    cp.granularity = granularity_or(p, cp.granularity);
-    return any_backend(cuda_async_backend(cp));
-  }
+  if (b.kind == "cuda") return any_backend(cuda_backend(device_block_params<cuda_backend_params>(b, p)));
+  if (b.kind == "cuda_async") return any_backend(cuda_async_backend(device_block_params<cuda_async_backend_params>(b, p)));
   if (b.kind == "cuda_vmm") {
     if (p.has("granularity")) throw std::invalid_argument("cuda_vmm maps pages of the device's own granularity: granularity cannot be set");
     cuda_vmm_backend_params cp;
