@@ -108,7 +108,9 @@ class cuda_vmm_backend {
     auto const size = detail::align_up_checked(n, s_->page);
     if (n == 0 || !size) return {};
     CUdeviceptr base = 0;
-    std::size_t const align = alignment > s_->page ? alignment : s_->page;
+    // The driver takes power-of-two alignments; PyTorch's 20 MiB pages count from the base,
+    // which needs only the device's page.
+    std::size_t const align = detail::is_pow2(alignment) && alignment > s_->page ? alignment : s_->page;
     detail::cuda_device_scope const on(s_->device);
     CUresult const r = s_->api->mem_address_reserve(&base, *size, align, 0, 0);
     if (r != CUDA_SUCCESS) {

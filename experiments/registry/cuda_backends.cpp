@@ -5,6 +5,7 @@
 #include "backends/cuda_pinned_backend.hpp"
 #include "backends/cuda_vmm_backend.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -46,7 +47,8 @@ backend_choice with_device_capacity(backend_choice b, param_set const& p)
   if (!is_cuda_backend(b.kind) || b.kind == "cuda_pinned") return b;
   int const device = device_of(p);
   if (auto why = cuda_device_unavailable()) throw std::runtime_error("backend " + b.kind + ": " + *why);
-  b.capacity = limit_of(b, p).resolve(detail::cuda_device_total_memory(device));
+  std::size_t const total = detail::cuda_device_total_memory(device);
+  b.capacity = std::min(total, limit_of(b, p).resolve(total));  // at most the device, by default all of it
   return b;
 }
 
