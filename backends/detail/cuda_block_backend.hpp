@@ -1,9 +1,9 @@
 // The machinery shared by the CUDA backends that hand out one separate block per
-// acquisition (cudaMalloc, cudaMallocFromPoolAsync, cudaHostAlloc): rounding to the
-// granularity, the capacity limit, alignment beyond what the CUDA call guarantees, the
-// record of blocks for release, and the split between refusals and errors
-// (detail/cuda_error.hpp). What differs is a small `Source` layer, in the manner of Heap
-// Layers:
+// acquisition (cudaMalloc, cudaMallocFromPoolAsync, cudaHostAlloc): rounding sizes to the
+// granularity, the capacity limit, alignment beyond what the CUDA call guarantees (paid for
+// only when CUDA's block is not already aligned), the record of blocks for release, and the
+// split between refusals and errors (detail/cuda_error.hpp). What differs is a small
+// `Source` layer, in the manner of Heap Layers:
 //
 // | expression               | result      | meaning                                          |
 // |--------------------------|-------------|--------------------------------------------------|
@@ -58,24 +58,24 @@ class cuda_block_backend {
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     auto const size = align_up_checked(n, granularity_);
-    std::size_t const align = alignment > granularity_ ? alignment : granularity_;
-    // Alignment beyond what the call guarantees costs a larger block, aligned inside.
-    std::size_t const padding = align > Source::guaranteed_alignment ? align - Source::guaranteed_alignment : 0;
-    if (n == 0 || !size || *size > capacity_ - stats_.acquired_bytes || *size > std::numeric_limits<std::size_t>::max() - padding) {
+    if (n == 0 || !size || *size > capacity_ - stats_.acquired_bytes || !is_pow2(alignment)) {
       ++stats_.refusals;
       return {};
     }
     void* raw = nullptr;
-    cudaError_t const e = on_device([&] { return source_->allocate(&raw, *size + padding); });
-    if (e != cudaSuccess) {
-      cuda_failure f = runtime_failure(source_->call(*size + padding), e);
-      if (!is_out_of_memory(e)) throw cuda_error(std::move(f));
-      (void)cudaGetLastError();  // a refusal is not left behind for the program's next call
-      last_error_ = std::move(f);
-      ++stats_.refusals;
-      return {};
+    if (!allocate(&raw, *size)) return {};
+    if (reinterpret_cast<std::uintptr_t>(raw) % alignment != 0) {
+      // Beyond what the call guarantees (CUDA aligns large blocks to 2 MiB in practice, so
+      // this is rare): a larger block, aligned inside, and the original pointer is freed.
+      check_runtime(on_device([&] { return source_->deallocate(raw); }), std::string(Source::name) + " release");
+      std::size_t const padding = alignment - Source::guaranteed_alignment;
+      if (*size > std::numeric_limits<std::size_t>::max() - padding) {
+        ++stats_.refusals;
+        return {};
+      }
+      if (!allocate(&raw, *size + padding)) return {};
     }
-    std::uintptr_t const base = align_up_address(reinterpret_cast<std::uintptr_t>(raw), align);
+    std::uintptr_t const base = align_up_address(reinterpret_cast<std::uintptr_t>(raw), alignment);
     blocks_.emplace(base, block{raw, *size});
     stats_.on_acquire(*size);
     return {base, *size};
@@ -107,6 +107,19 @@ class cuda_block_backend {
     void* raw;  // what the CUDA call returned; the acquisition may start above it
     std::size_t size;
   };
+
+  // false: CUDA is out of memory (a refusal, kept in last_error_); other errors throw.
+  bool allocate(void** raw, std::size_t bytes)
+  {
+    cudaError_t const e = on_device([&] { return source_->allocate(raw, bytes); });
+    if (e == cudaSuccess) return true;
+    cuda_failure f = runtime_failure(source_->call(bytes), e);
+    if (!is_out_of_memory(e)) throw cuda_error(std::move(f));
+    (void)cudaGetLastError();  // a refusal is not left behind for the program's next call
+    last_error_ = std::move(f);
+    ++stats_.refusals;
+    return false;
+  }
 
   template <class F>
   cudaError_t on_device(F&& f)
