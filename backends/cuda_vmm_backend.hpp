@@ -114,9 +114,7 @@ class cuda_vmm_backend {
     detail::cuda_device_scope const on(s_->device);
     CUresult const r = s_->api->mem_address_reserve(&base, *size, align, 0, 0);
     if (r != CUDA_SUCCESS) {
-      cuda_failure f = s_->api->failure("cuMemAddressReserve(" + std::to_string(*size) + " bytes)", r);
-      if (!detail::is_out_of_memory(r)) throw cuda_error(std::move(f));
-      s_->last_error = std::move(f);
+      s_->last_error = s_->api->refusal_or_throw(r, "cuMemAddressReserve(" + std::to_string(*size) + " bytes)");
       return {};
     }
     s_->reservations.push_back({static_cast<std::uintptr_t>(base), *size});
@@ -127,11 +125,8 @@ class cuda_vmm_backend {
   acquisition acquire_at(std::uintptr_t address, std::size_t n)
   {
     auto const size = detail::align_up_checked(n, s_->page);
-    if (n == 0 || !size || address % s_->page != 0 || !reserved(address, *size)) {
-      ++s_->stats.refusals;
-      return {};
-    }
-    if (*size > s_->capacity - s_->stats.acquired_bytes) {
+    if (n == 0 || !size || address % s_->page != 0 || !reserved(address, *size) ||
+        *size > s_->capacity - s_->stats.acquired_bytes) {
       ++s_->stats.refusals;
       return {};
     }
@@ -210,9 +205,7 @@ class cuda_vmm_backend {
     CUmemGenericAllocationHandle handle{};
     CUresult r = api.mem_create(&handle, s_->page, &s_->prop, 0);
     if (r != CUDA_SUCCESS) {
-      cuda_failure f = api.failure("cuMemCreate(" + std::to_string(s_->page) + " bytes)", r);
-      if (!detail::is_out_of_memory(r)) throw cuda_error(std::move(f));
-      s_->last_error = std::move(f);
+      s_->last_error = api.refusal_or_throw(r, "cuMemCreate(" + std::to_string(s_->page) + " bytes)");
       return false;
     }
     r = api.mem_map(page, s_->page, 0, handle, 0);

@@ -27,8 +27,7 @@ class cuda_malloc_allocator {
     void* p = nullptr;
     cudaError_t const e = cudaMalloc(&p, size);
     if (e == cudaSuccess) return {reinterpret_cast<std::uintptr_t>(p), size, alloc_status::ok};
-    if (!detail::is_out_of_memory(e)) detail::check_runtime(e, "cudaMalloc");
-    (void)cudaGetLastError();
+    (void)detail::refusal_or_throw(e, "cudaMalloc");
     return {0, 0, alloc_status::backend_refused};
   }
 
@@ -65,8 +64,7 @@ class cuda_async_allocator {
     void* p = nullptr;
     cudaError_t const e = cudaMallocAsync(&p, size, stream_);
     if (e == cudaSuccess) return {reinterpret_cast<std::uintptr_t>(p), size, alloc_status::ok};
-    if (!detail::is_out_of_memory(e)) detail::check_runtime(e, "cudaMallocAsync");
-    (void)cudaGetLastError();
+    (void)detail::refusal_or_throw(e, "cudaMallocAsync");
     return {0, 0, alloc_status::backend_refused};
   }
 

@@ -113,10 +113,7 @@ class cuda_block_backend {
   {
     cudaError_t const e = on_device([&] { return source_->allocate(raw, bytes); });
     if (e == cudaSuccess) return true;
-    cuda_failure f = runtime_failure(source_->call(bytes), e);
-    if (!is_out_of_memory(e)) throw cuda_error(std::move(f));
-    (void)cudaGetLastError();  // a refusal is not left behind for the program's next call
-    last_error_ = std::move(f);
+    last_error_ = refusal_or_throw(e, source_->call(bytes));
     ++stats_.refusals;
     return false;
   }

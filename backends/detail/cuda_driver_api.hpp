@@ -45,6 +45,14 @@ struct cuda_driver_api {
     return {std::move(call), static_cast<int>(r), name, text};
   }
 
+  // The failure of `call` when it ran out of memory (a refusal); any other error throws.
+  [[nodiscard]] cuda_failure refusal_or_throw(CUresult r, std::string call) const
+  {
+    cuda_failure f = failure(std::move(call), r);
+    if (!is_out_of_memory(r)) throw cuda_error(std::move(f));
+    return f;
+  }
+
   void check(CUresult r, std::string_view call) const
   {
     if (r != CUDA_SUCCESS) throw cuda_error(failure(std::string(call), r));

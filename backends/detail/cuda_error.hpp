@@ -52,5 +52,16 @@ inline void check_runtime(cudaError_t e, std::string_view call)
 inline bool is_out_of_memory(cudaError_t e) noexcept { return e == cudaErrorMemoryAllocation; }
 inline bool is_out_of_memory(CUresult e) noexcept { return e == CUDA_ERROR_OUT_OF_MEMORY; }
 
+// The failure of `call`, which returned `e`, when it is a refusal: CUDA ran out of memory.
+// The runtime's last error is cleared, so the program's next call does not report it.
+// Any other error throws cuda_error.
+inline cuda_failure refusal_or_throw(cudaError_t e, std::string call)
+{
+  cuda_failure f = runtime_failure(std::move(call), e);
+  if (!is_out_of_memory(e)) throw cuda_error(std::move(f));
+  (void)cudaGetLastError();
+  return f;
+}
+
 }  // namespace detail
 }  // namespace fraglab

@@ -96,33 +96,38 @@ void device_allocators::deallocate(void* p, int device)
   }
 }
 
-std::string device_allocators::report() const
+template <class F>
+void device_allocators::for_each_device(F&& f) const
 {
-  std::ostringstream out;
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     device_entry const* e = devices_[d].load(std::memory_order_acquire);
     if (e == nullptr) continue;
     std::lock_guard lock(e->mutex);
-    allocator_stats const s = e->allocator->stats();
+    f(d, *e->allocator);
+  }
+}
+
+std::string device_allocators::report() const
+{
+  std::ostringstream out;
+  for_each_device([&](std::size_t d, any_allocator const& a) {
+    allocator_stats const s = a.stats();
     out << "device " << d << ", " << config_.policy << " over " << config_.backend << ": " << s.allocations
         << " allocations, " << s.deallocations << " frees, " << s.failed_allocations << " failed, " << s.misuses
         << " misuses; peak allocated " << mib(s.peak_allocated_bytes) << ", peak reserved " << mib(s.peak_reserved_bytes)
         << "; reserved now " << mib(s.reserved_bytes) << " in " << s.regions << " regions; fragmentation "
         << s.fragmentation() << "\n";
-  }
+  });
   return out.str();
 }
 
 std::string device_allocators::check_invariants() const
 {
   std::string out;
-  for (std::size_t d = 0; d < devices_.size(); ++d) {
-    device_entry const* e = devices_[d].load(std::memory_order_acquire);
-    if (e == nullptr) continue;
-    std::lock_guard lock(e->mutex);
-    std::string const broken = e->allocator->check_invariants();
+  for_each_device([&](std::size_t d, any_allocator const& a) {
+    std::string const broken = a.check_invariants();
     if (!broken.empty()) out += "device " + std::to_string(d) + ": " + broken + "\n";
-  }
+  });
   return out;
 }
 

@@ -45,6 +45,9 @@ class device_allocators {
   };
 
   device_entry* entry(int device);  // null (with last_error set) when it cannot be made
+  // f(device, allocator) for every device in use, under that device's lock.
+  template <class F>
+  void for_each_device(F&& f) const;
   void fail(std::string message) const;
 
   plugin_config config_;
