@@ -155,9 +155,12 @@ class allocator {
     ++stats_.deallocations;
     pool_entry& pool = *pools_[c->region->pool];
     auto& ix = pool.index;
-    if (cfg_.coalesce.mode == coalesce_mode::immediate) c = merge_free_neighbours(c, ix);
-    else if (buddy()) c = merge_buddies(c, ix);
-    ix.insert(*c);
+    if (cfg_.coalesce.mode == coalesce_mode::immediate) {
+      c = coalesce_into_index(c, ix);
+    } else {
+      if (buddy()) c = merge_buddies(c, ix);
+      ix.insert(*c);
+    }
     if (pool.dedicated) {
       release(c->region);  // a mapping of its own goes back as soon as its block is freed
       return free_status::ok;
@@ -429,10 +432,8 @@ class allocator {
     chunk* tail = r->last;
     if (tail->in_use || bytes == 0 || bytes >= tail->size || !backend_.release(r->end() - bytes, bytes)) return false;
     auto& ix = pools_[r->pool]->index;
-    ix.erase(*tail);
-    tail->size -= bytes;
+    resize_in_index(ix, *tail, tail->size - bytes);
     r->size -= bytes;
-    ix.insert(*tail);
     stats_.reserved_bytes -= bytes;
     stats_.total_released_bytes += bytes;
     ++stats_.releases;
@@ -474,6 +475,14 @@ class allocator {
   {
     pool_entry& owner = *pools_[c->region->pool];  // the request's pool, or a dedicated mapping's
     auto& ix = owner.index;
+    if constexpr (in_place_index<index_type, chunk>) {
+      if (alignment <= cfg_.size.granule() && !buddy()) {
+        // The split-off tail takes the chunk's place in address order: one index update, not two.
+        if (!owner.dedicated && should_split(ix, *c, rounded)) ix.replace(*c, *split_at(c, rounded));
+        else ix.erase(*c);
+        return mark_live(c, requested, stream);
+      }
+    }
     ix.erase(*c);
     if (alignment > cfg_.size.granule()) {
       std::uintptr_t const aligned = detail::align_up_address(c->address, alignment);
@@ -488,6 +497,11 @@ class allocator {
     } else if (!owner.dedicated && should_split(ix, *c, rounded)) {
       ix.insert(*split_at(c, rounded));
     }
+    return mark_live(c, requested, stream);
+  }
+
+  allocation mark_live(chunk* c, std::size_t requested, stream_id stream)
+  {
     c->in_use = true;
     c->requested = requested;
     c->stream = stream;
@@ -525,12 +539,62 @@ class allocator {
   // c absorbs its next neighbour, whose record is recycled.
   void absorb_next(chunk* c) noexcept
   {
+    c->size += c->next->size;
+    chunks_.destroy(unlink_next(c));
+  }
+
+  // Takes c's next neighbour out of the region's address list (c's size is the caller's).
+  chunk* unlink_next(chunk* c) noexcept
+  {
     chunk* n = c->next;
-    c->size += n->size;
     c->next = n->next;
     if (n->next != nullptr) n->next->prev = c;
     else c->region->last = c;
-    chunks_.destroy(n);
+    return n;
+  }
+
+  // c is free and not in the index; merges it with its free neighbours (next first, then
+  // previous, as TF does) and leaves the surviving chunk in the index.
+  chunk* coalesce_into_index(chunk* c, index_type& ix) noexcept
+  {
+    if constexpr (in_place_index<index_type, chunk>) {
+      chunk* const n = c->next != nullptr && !c->next->in_use ? c->next : nullptr;
+      chunk* const p = c->prev != nullptr && !c->prev->in_use ? c->prev : nullptr;
+      if (p != nullptr) {  // the previous chunk grows where it is
+        if (n != nullptr) {
+          ix.erase(*n);
+          absorb_next(c);
+        }
+        absorb_next(p);
+        ix.resized(*p);
+        return p;
+      }
+      if (n != nullptr) {  // c, grown, takes its next neighbour's place
+        c->size += n->size;
+        ix.replace(*n, *c);
+        chunks_.destroy(unlink_next(c));
+        return c;
+      }
+      ix.insert(*c);
+      return c;
+    } else {
+      c = merge_free_neighbours(c, ix);
+      ix.insert(*c);
+      return c;
+    }
+  }
+
+  // c, in the index, changes size without moving.
+  void resize_in_index(index_type& ix, chunk& c, std::size_t size)
+  {
+    if constexpr (in_place_index<index_type, chunk>) {
+      c.size = size;
+      ix.resized(c);
+    } else {
+      ix.erase(c);
+      c.size = size;
+      ix.insert(c);
+    }
   }
 
   // c is free and not in the index; merges it with free neighbours (next first, then
@@ -721,9 +785,7 @@ class allocator {
       candidate->size += a.size;
       ++candidate->acquisitions;
       if (merge_tail && !tail->in_use) {
-        ix.erase(*tail);
-        tail->size += a.size;
-        ix.insert(*tail);
+        resize_in_index(ix, *tail, tail->size + a.size);
         return;
       }
       chunk* c = make_chunk(a.base, a.size, candidate);

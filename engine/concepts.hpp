@@ -19,6 +19,15 @@
 // | ix.steps()                     | std::uint64_t     | candidates examined so far (deterministic cost) |
 // | ix.find_best(n) etc.           | C*                | one per fit the index serves (see fits.hpp)     |
 //
+// An index whose order depends on addresses alone (address-ordered lists and trees) may
+// also update in place (`in_place_index`); the engine then splits and merges without
+// taking the chunk out:
+// | expression                     | result            | meaning                                        |
+// |--------------------------------|-------------------|------------------------------------------------|
+// | ix.replace(old, fresh)         | void              | fresh takes old's place; old leaves. No chunk   |
+// |                                |                   | of the index lies between their addresses       |
+// | ix.resized(c)                  | void              | c, indexed, grew or shrank without moving       |
+//
 // Fit (policies/fits.hpp): `F::select(ix, n)` returns the chosen free chunk of size >= n
 // or null, by calling the capability its rule needs; an index that lacks the capability
 // does not compile with that fit (`serves<Index, Fit>` says which pairs exist).
@@ -84,6 +93,12 @@ concept free_index = requires(Ix ix, Ix const cix, C& c) {
   { cix.contains(c) } -> std::convertible_to<bool>;
   { cix.check() } -> std::convertible_to<std::string>;
   { cix.steps() } -> std::convertible_to<std::uint64_t>;
+};
+
+template <class Ix, class C>
+concept in_place_index = free_index<Ix, C> && requires(Ix ix, C& c) {
+  ix.replace(c, c);
+  ix.resized(c);
 };
 
 template <class R>

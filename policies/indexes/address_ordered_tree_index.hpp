@@ -3,10 +3,17 @@
 // instead of the classic O(n) list scan, while choosing exactly the same chunk.
 //
 // The augmentation is the "interval tree" technique of Cormen et al. (CLRS 14.2). The tree
-// is a treap (Seidel & Aragon 1996) whose priorities are a hash of the chunk's address:
-// expected O(log n) depth, and the same shape on every machine for the same free set.
-// Written by hand because Boost.Intrusive's trees rebalance without a hook that could keep
-// a subtree maximum up to date.
+// is a treap (Seidel & Aragon 1996) whose priorities are a hash of the chunk's address when
+// it is inserted: expected O(log n) depth, and the same shape on every machine for the same
+// sequence of operations. Written by hand because Boost.Intrusive's trees rebalance without
+// a hook that could keep a subtree maximum up to date.
+//
+// Splitting and merging leave a free chunk where it was in address order, so the engine
+// asks for them in place (`replace`, `resized`): a split's remainder takes over the node of
+// the chunk it was cut from, priority included, and a merge only refreshes the maxima above
+// the grown chunk. Both stop walking up as soon as a subtree maximum is unchanged. This is
+// how K&R's and dlmalloc's address-ordered lists shrink a block without unlinking it; it
+// changes no decision, because first fit and next fit depend on addresses and sizes only.
 //
 // Next fit keeps a roving address: a search starts at the lowest free chunk at or above the
 // address of the previous allocation and wraps to the lowest address (Knuth's "next fit",
@@ -27,6 +34,7 @@ struct augmented_tree_hook {
   Chunk* left = nullptr;
   Chunk* right = nullptr;
   std::size_t subtree_max = 0;  // largest chunk size in the subtree rooted here
+  std::uint64_t priority = 0;   // heap order; inherited by a chunk that replaces this one
 };
 
 struct address_ordered_tree_index {
@@ -47,6 +55,7 @@ struct address_ordered_tree_index {
       auto& h = c.free_hook;
       h.left = h.right = nullptr;
       h.subtree_max = c.size;
+      h.priority = detail::mix64(c.address);
       Chunk* parent = nullptr;
       Chunk** link = &root_;
       while (*link != nullptr) {
@@ -55,8 +64,8 @@ struct address_ordered_tree_index {
       }
       *link = &c;
       h.parent = parent;
-      while (h.parent != nullptr && priority(*h.parent) < priority(c)) rotate_up(c);
-      update_to_root(h.parent);
+      while (h.parent != nullptr && h.parent->free_hook.priority < h.priority) rotate_up(c);
+      refresh_upwards(h.parent);
       ++size_;
     }
 
@@ -64,18 +73,34 @@ struct address_ordered_tree_index {
     {
       auto& h = c.free_hook;
       while (h.left != nullptr || h.right != nullptr) {
-        Chunk* child = h.left == nullptr                                      ? h.right
-                       : h.right == nullptr                                   ? h.left
-                       : priority(*h.left) > priority(*h.right) ? h.left
-                                                                              : h.right;
+        Chunk* child = h.left == nullptr                                               ? h.right
+                       : h.right == nullptr                                            ? h.left
+                       : h.left->free_hook.priority > h.right->free_hook.priority ? h.left
+                                                                                       : h.right;
         rotate_up(*child);
       }
       Chunk* parent = h.parent;
       replace_child(parent, &c, nullptr);
-      update_to_root(parent);
+      refresh_upwards(parent);
       h.parent = nullptr;
       --size_;
     }
+
+    // `fresh` (not in the index, of any size) takes the place of `old`, which leaves. No
+    // chunk of the index may lie between their addresses.
+    void replace(Chunk& old, Chunk& fresh) noexcept
+    {
+      auto& h = fresh.free_hook;
+      h = old.free_hook;
+      old.free_hook.parent = nullptr;
+      replace_child(h.parent, &old, &fresh);
+      if (h.left != nullptr) h.left->free_hook.parent = &fresh;
+      if (h.right != nullptr) h.right->free_hook.parent = &fresh;
+      refresh_upwards(&fresh);
+    }
+
+    // c, in the index, has grown or shrunk without moving.
+    void resized(Chunk& c) noexcept { refresh_upwards(&c); }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
@@ -128,7 +153,6 @@ struct address_ordered_tree_index {
     }
 
    private:
-    static std::uint64_t priority(Chunk const& c) noexcept { return detail::mix64(c.address); }
     static std::size_t max_of(Chunk const* c) noexcept { return c == nullptr ? 0 : c->free_hook.subtree_max; }
 
     static void update(Chunk& c) noexcept
@@ -136,9 +160,15 @@ struct address_ordered_tree_index {
       c.free_hook.subtree_max = std::max({c.size, max_of(c.free_hook.left), max_of(c.free_hook.right)});
     }
 
-    static void update_to_root(Chunk* c) noexcept
+    // Recomputes the maxima from c towards the root, stopping at the first that is
+    // unchanged: the subtrees above it cannot have changed either.
+    static void refresh_upwards(Chunk* c) noexcept
     {
-      for (; c != nullptr; c = c->free_hook.parent) update(*c);
+      for (; c != nullptr; c = c->free_hook.parent) {
+        std::size_t const before = c->free_hook.subtree_max;
+        update(*c);
+        if (c->free_hook.subtree_max == before) return;
+      }
     }
 
     void replace_child(Chunk* parent, Chunk* old_child, Chunk* new_child) noexcept
@@ -224,7 +254,7 @@ struct address_ordered_tree_index {
       if (h.parent != parent) return "parent link broken at " + std::to_string(x->address);
       if (h.left != nullptr && !(h.left->address < x->address)) return "address order broken";
       if (h.right != nullptr && !(x->address < h.right->address)) return "address order broken";
-      if (parent != nullptr && priority(*parent) < priority(*x)) return "heap order broken";
+      if (parent != nullptr && parent->free_hook.priority < h.priority) return "heap order broken";
       if (h.subtree_max != std::max({x->size, max_of(h.left), max_of(h.right)}))
         return "subtree maximum stale at " + std::to_string(x->address);
       ++count;

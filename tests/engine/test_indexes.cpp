@@ -248,7 +248,7 @@ TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
 
 TEST(AddressOrderedTreeIndex, IdenticalShapeForTheSameSetInAnyInsertionOrder)
 {
-  // Treap priorities come from addresses, so the tree's shape depends only on the set.
+  // Treap priorities come from the addresses inserted, so the shape depends only on the set.
   index_fixture<address_ordered_tree_index> f1, f2;
   std::vector<std::uintptr_t> addrs;
   for (int i = 0; i < 200; ++i) addrs.push_back(0x10000 + static_cast<std::uintptr_t>(i) * 64);

@@ -115,6 +115,33 @@ TEST(Equivalence, AugmentedTreeMakesTheClassicFirstFitAndNextFitDecisions)
   expect_same_decisions<policy<address_ordered_list_index, next_fit>, policy<address_ordered_tree_index, next_fit>>(40, 8);
 }
 
+// An index with its in-place updates hidden: the engine then takes a chunk out and puts it
+// back on every split and merge, the literal procedure of the classic descriptions.
+template <class Spec>
+struct without_in_place_updates : Spec {
+  template <class Chunk>
+  class index : public Spec::template index<Chunk> {
+    using base = typename Spec::template index<Chunk>;
+
+   public:
+    using base::base;
+    void replace(Chunk&, Chunk&) = delete;
+    void resized(Chunk&) = delete;
+  };
+};
+
+TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
+{
+  using list = address_ordered_list_index;
+  using tree = address_ordered_tree_index;
+  static_assert(in_place_index<tree::index<basic_chunk<tree>>, basic_chunk<tree>>);
+  static_assert(!in_place_index<without_in_place_updates<tree>::index<basic_chunk<without_in_place_updates<tree>>>,
+                                basic_chunk<without_in_place_updates<tree>>>);
+  expect_same_decisions<policy<without_in_place_updates<list>, first_fit>, policy<tree, first_fit>>(80, 6);
+  expect_same_decisions<policy<without_in_place_updates<list>, next_fit>, policy<list, next_fit>>(90, 6);
+  expect_same_decisions<policy<without_in_place_updates<tree>, next_fit>, policy<tree, next_fit>>(100, 6);
+}
+
 TEST(Equivalence, WorstFitIsTheSameChoiceInEveryIndexThatServesIt)
 {
   using reference = policy<address_ordered_list_index, worst_fit>;
