@@ -43,6 +43,10 @@
 #include <utility>
 #include <vector>
 
+// The hot paths inline everything they call (the index, the size and split rules, the live
+// map), except what runs on a miss or a region's release, which stays out of line.
+#define FRAGLAB_HOT [[gnu::flatten]]
+
 namespace fraglab {
 
 // A composition: the types of its parts. Numbers live in allocator::config.
@@ -101,7 +105,7 @@ class allocator {
     for (region* r : regions_) backend_.release(r->base, r->size);
   }
 
-  allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
+  FRAGLAB_HOT allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
   {
     // Misuse first: a bad alignment is reported even for a zero-byte request.
     if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
@@ -138,15 +142,14 @@ class allocator {
     return hand_out(c, size, chunk_size, alignment, stream);
   }
 
-  free_status deallocate(std::uintptr_t address)
+  FRAGLAB_HOT free_status deallocate(std::uintptr_t address)
   {
     if (address == 0) return free_status::ok;
-    chunk* c = live_.find(address);
+    chunk* c = live_.extract(address);
     if (c == nullptr) {
       ++stats_.misuses;
       return diagnose(address);
     }
-    live_.erase(*c);
     c->in_use = false;
     stats_.live_bytes -= c->requested;
     stats_.allocated_bytes -= c->size;
@@ -330,7 +333,7 @@ class allocator {
     return {0, 0, s};
   }
 
-  bool release(region* r)
+  [[gnu::noinline]] bool release(region* r)
   {
     if (r->live_chunks != 0 || !backend_.release(r->base, r->size)) return false;
     auto& ix = pools_[r->pool]->index;
@@ -358,7 +361,8 @@ class allocator {
 
   std::uint32_t pool_for(std::uint64_t key)
   {
-    for (std::uint32_t i = 0; i < pools_.size(); ++i)
+    if (!pools_.empty() && pools_.front()->key == key) [[likely]] return 0;  // one pool, or the first stream
+    for (std::uint32_t i = 1; i < pools_.size(); ++i)
       if (pools_[i]->key == key) return i;
     auto entry = std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)});
     if constexpr (requires { cfg_.pools.reservation(key); }) {
@@ -371,7 +375,7 @@ class allocator {
     return static_cast<std::uint32_t>(pools_.size() - 1);
   }
 
-  chunk* allocate_on_miss(std::uint32_t pool, std::size_t need, alloc_status& status)
+  [[gnu::noinline]] chunk* allocate_on_miss(std::uint32_t pool, std::size_t need, alloc_status& status)
   {
     auto& ix = pools_[pool]->index;
     std::uint64_t const key = pools_[pool]->key;
@@ -470,7 +474,7 @@ class allocator {
     allocator& a_;
   };
 
-  allocation hand_out(chunk* c, std::size_t requested, std::size_t rounded, std::size_t alignment,
+  FRAGLAB_HOT allocation hand_out(chunk* c, std::size_t requested, std::size_t rounded, std::size_t alignment,
                       stream_id stream)
   {
     pool_entry& owner = *pools_[c->region->pool];  // the request's pool, or a dedicated mapping's
@@ -512,10 +516,11 @@ class allocator {
     stats_.allocated_bytes += c->size;
     stats_.total_requested_bytes += requested;
     stats_.total_allocated_bytes += c->size;
-    stats_.largest_chunk_allocated = std::max(stats_.largest_chunk_allocated, c->size);
-    stats_.peak_live_chunks = std::max(stats_.peak_live_chunks, live_.size());
-    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
-    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    // Peaks as branches, not max(): a new high is rare, so the store is skipped.
+    if (c->size > stats_.largest_chunk_allocated) [[unlikely]] stats_.largest_chunk_allocated = c->size;
+    if (live_.size() > stats_.peak_live_chunks) [[unlikely]] stats_.peak_live_chunks = live_.size();
+    if (stats_.live_bytes > stats_.peak_live_bytes) [[unlikely]] stats_.peak_live_bytes = stats_.live_bytes;
+    if (stats_.allocated_bytes > stats_.peak_allocated_bytes) [[unlikely]] stats_.peak_allocated_bytes = stats_.allocated_bytes;
     return {c->address, c->size, alloc_status::ok};
   }
 

@@ -32,17 +32,20 @@ struct quantum_size_rule {
 
   [[nodiscard]] std::size_t granule() const noexcept { return quantum; }
 
+  // Runs on every allocation: the overflow checks are the carry flags of the two additions.
   [[nodiscard]] std::optional<std::size_t> round(std::size_t n) const noexcept
   {
-    auto with_header = detail::add_checked(n, header);
-    if (!with_header) return std::nullopt;
-    std::size_t x = *with_header < min_size ? min_size : *with_header;
-    if (power_of_two_classes) {
+    std::size_t x;
+    if (__builtin_add_overflow(n, header, &x)) return std::nullopt;
+    if (x < min_size) x = min_size;
+    if (power_of_two_classes) [[unlikely]] {
       if (x > (std::size_t{1} << 63)) return std::nullopt;
       x = std::bit_ceil(x);
       return x < quantum ? quantum : x;
     }
-    return detail::align_up_checked(x, quantum);
+    std::size_t up;
+    if (__builtin_add_overflow(x, quantum - 1, &up)) return std::nullopt;
+    return up & ~(quantum - 1);
   }
 };
 

@@ -32,14 +32,14 @@ class live_address_map {
   static constexpr std::size_t initial_capacity = 64;
 
  public:
-  live_address_map() : table_(initial_capacity), shift_(64 - std::countr_zero(initial_capacity)) {}
+  live_address_map() : table_(initial_capacity), mask_(initial_capacity - 1), shift_(64 - std::countr_zero(initial_capacity)) {}
   live_address_map(live_address_map const&) = delete;
   live_address_map& operator=(live_address_map const&) = delete;
 
   // `c` must not be in the map.
   void insert(Chunk& c)
   {
-    if (2 * (size_ + 1) > table_.size()) grow();
+    if (2 * (size_ + 1) > mask_ + 1) [[unlikely]] grow();
     place({c.address, &c});
     ++size_;
   }
@@ -54,6 +54,22 @@ class live_address_map {
     }
     remove_at(i);
     --size_;
+  }
+
+  // Removes and returns the chunk at `address`; null when none is live there. One probe
+  // sequence, where find() and erase() would hash and probe twice.
+  [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
+  {
+    for (std::size_t i = home(address);; i = next(i)) {
+      entry const& e = table_[i];
+      if (e.chunk == nullptr) return nullptr;
+      if (e.address == address) {
+        Chunk* const c = e.chunk;
+        remove_at(i);
+        --size_;
+        return c;
+      }
+    }
   }
 
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
@@ -73,7 +89,7 @@ class live_address_map {
   }
 
  private:
-  std::size_t mask() const noexcept { return table_.size() - 1; }
+  std::size_t mask() const noexcept { return mask_; }
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
   std::size_t home(std::uintptr_t address) const noexcept
   {
@@ -106,12 +122,14 @@ class live_address_map {
   {
     std::vector<entry> old(table_.size() * 2);
     old.swap(table_);
+    mask_ = table_.size() - 1;
     --shift_;
     for (entry const& e : old)
       if (e.chunk != nullptr) place(e);
   }
 
   std::vector<entry> table_;  // a power of two
+  std::size_t mask_;          // table_.size() - 1, kept so that a probe does not derive it
   unsigned shift_;            // 64 - log2(capacity): the hash's top bits index the table
   std::size_t size_ = 0;
 };

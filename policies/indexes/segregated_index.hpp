@@ -19,10 +19,12 @@
 
 #include <boost/intrusive/list.hpp>
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fraglab {
@@ -32,31 +34,54 @@ struct segregated_index_params {
   std::size_t linear_limit = 256;  // power of two; exact classes below it
 };
 
+// A free chunk's place in the index: its list link, and which list it is in, so that
+// taking it out needs no size-class arithmetic.
+template <class Chunk>
+struct segregated_hook {
+  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> link;
+  std::uint32_t list = 0;
+};
+
 struct segregated_index {
   static constexpr const char* name = "seglist";
   using params = segregated_index_params;
 
   template <class Chunk>
-  using hook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+  using hook = segregated_hook<Chunk>;
 
   template <class Chunk>
   class index {
-    using list_type = boost::intrusive::list<Chunk, boost::intrusive::member_hook<Chunk, hook<Chunk>, &Chunk::free_hook>,
-                                             boost::intrusive::constant_time_size<false>>;
-    struct cls {
-      unsigned fl, sl;
+    using link_type = decltype(segregated_hook<Chunk>::link);
+    // Boost.Intrusive reaches the link inside the chunk's hook through this accessor.
+    struct link_of_chunk {
+      using hook_type = link_type;
+      using hook_ptr = link_type*;
+      using const_hook_ptr = link_type const*;
+      using value_type = Chunk;
+      using pointer = Chunk*;
+      using const_pointer = Chunk const*;
+      static hook_ptr to_hook_ptr(Chunk& c) noexcept { return &c.free_hook.link; }
+      static const_hook_ptr to_hook_ptr(Chunk const& c) noexcept { return &c.free_hook.link; }
+      static pointer to_value_ptr(hook_ptr n) noexcept
+      {
+        using boost::intrusive::get_parent_from_member;
+        return get_parent_from_member<Chunk>(get_parent_from_member<segregated_hook<Chunk>>(n, &segregated_hook<Chunk>::link),
+                                             &Chunk::free_hook);
+      }
+      static const_pointer to_value_ptr(const_hook_ptr n) noexcept { return to_value_ptr(const_cast<hook_ptr>(n)); }
     };
+    using list_type = boost::intrusive::list<Chunk, boost::intrusive::function_hook<link_of_chunk>,
+                                             boost::intrusive::constant_time_size<false>>;
 
    public:
     explicit index(params const& p = {})
-        : sli_(p.sli), linear_shift_(detail::log2_floor(p.linear_limit))
+        : sli_(p.sli), linear_shift_(detail::log2_floor(p.linear_limit)), linear_limit_(p.linear_limit)
     {
       if (p.sli < 1 || p.sli > 6) throw std::invalid_argument("sli must be in 1..6");
       if (!detail::is_pow2(p.linear_limit) || linear_shift_ < p.sli)
         throw std::invalid_argument("linear_limit must be a power of two of at least 2^sli");
       first_levels_ = 64 - linear_shift_ + 1;
       lists_.resize(std::size_t{first_levels_} << sli_);
-      sl_bitmap_.assign(first_levels_, 0);
     }
     index(index&&) = default;
     ~index()
@@ -66,21 +91,23 @@ struct segregated_index {
 
     void insert(Chunk& c)
     {
-      cls const k = class_of(c.size);
-      list_at(k).push_front(c);
-      sl_bitmap_[k.fl] |= std::uint64_t{1} << k.sl;
-      fl_bitmap_ |= std::uint64_t{1} << k.fl;
+      std::uint32_t const i = list_number(c.size);
+      c.free_hook.list = i;
+      lists_[i].push_front(c);
+      sl_bitmap_[i >> sli_] |= std::uint64_t{1} << (i & sl_mask());
+      fl_bitmap_ |= std::uint64_t{1} << (i >> sli_);
       ++size_;
     }
 
     void erase(Chunk& c) noexcept
     {
-      cls const k = class_of(c.size);
-      auto& l = list_at(k);
+      std::uint32_t const i = c.free_hook.list;
+      auto& l = lists_[i];
       l.erase(l.iterator_to(c));
       if (l.empty()) {
-        sl_bitmap_[k.fl] &= ~(std::uint64_t{1} << k.sl);
-        if (sl_bitmap_[k.fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << k.fl);
+        unsigned const fl = i >> sli_;
+        sl_bitmap_[fl] &= ~(std::uint64_t{1} << (i & sl_mask()));
+        if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
       }
       --size_;
     }
@@ -93,26 +120,26 @@ struct segregated_index {
       std::size_t const rounded = good_fit_size(n);
       if (rounded < n) return nullptr;
       ++steps_;
-      cls k{};
-      if (!first_nonempty_at_or_above(class_of(rounded), k)) return nullptr;
-      return &list_at(k).front();
+      std::uint32_t i = 0;
+      if (!first_nonempty_at_or_above(list_number(rounded), i)) return nullptr;
+      return &lists_[i].front();
     }
 
     // n rounded up to the next list boundary, so that any chunk of the list it maps to
     // fits n (TLSF's mapping_search); less than n only on overflow.
     [[nodiscard]] std::size_t good_fit_size(std::size_t n) const noexcept
     {
-      std::size_t const step = n < linear_limit() ? linear_step() : std::size_t{1} << (detail::log2_floor(n) - sli_);
-      return detail::round_up_checked(n, step).value_or(0);
+      std::size_t const step = n < linear_limit_ ? linear_step() : std::size_t{1} << (detail::log2_floor(n) - sli_);
+      return detail::align_up_checked(n, step).value_or(0);
     }
 
     Chunk* find_best(std::size_t n)
     {
-      cls const own = class_of(n);
-      if (Chunk* c = smallest_fitting(list_at(own), n)) return c;
-      cls k{};
-      if (!next_class(own, k) || !first_nonempty_at_or_above(k, k)) return nullptr;
-      return smallest_fitting(list_at(k), n);
+      std::uint32_t const own = list_number(n);
+      if (Chunk* c = smallest_fitting(lists_[own], n)) return c;
+      std::uint32_t i = 0;
+      if (own + 1 >= lists_.size() || !first_nonempty_at_or_above(own + 1, i)) return nullptr;
+      return smallest_fitting(lists_[i], n);
     }
 
     Chunk* largest()
@@ -121,7 +148,7 @@ struct segregated_index {
       unsigned const fl = 63u - static_cast<unsigned>(std::countl_zero(fl_bitmap_));
       unsigned const sl = 63u - static_cast<unsigned>(std::countl_zero(sl_bitmap_[fl]));
       Chunk* best = nullptr;
-      for (auto& c : list_at({fl, sl})) {
+      for (auto& c : lists_[(fl << sli_) + sl]) {
         ++steps_;
         if (best == nullptr || c.size > best->size || (c.size == best->size && c.address < best->address)) best = &c;
       }
@@ -130,7 +157,7 @@ struct segregated_index {
 
     [[nodiscard]] bool contains(Chunk const& c) const
     {
-      for (auto const& x : lists_[flat(class_of(c.size))])
+      for (auto const& x : lists_[list_number(c.size)])
         if (&x == &c) return true;
       return false;
     }
@@ -142,11 +169,12 @@ struct segregated_index {
         bool const fl_flag = (fl_bitmap_ >> fl) & 1u;
         if (fl_flag != (sl_bitmap_[fl] != 0)) return "first-level bitmap disagrees at " + std::to_string(fl);
         for (unsigned sl = 0; sl < (1u << sli_); ++sl) {
-          auto const& l = lists_[flat({fl, sl})];
+          std::uint32_t const i = (fl << sli_) + sl;
+          auto const& l = lists_[i];
           if (((sl_bitmap_[fl] >> sl) & 1u) == l.empty()) return "second-level bitmap disagrees";
           for (auto const& c : l) {
-            cls const k = class_of(c.size);
-            if (k.fl != fl || k.sl != sl) return "chunk of size " + std::to_string(c.size) + " in the wrong list";
+            if (list_number(c.size) != i) return "chunk of size " + std::to_string(c.size) + " in the wrong list";
+            if (c.free_hook.list != i) return "chunk of size " + std::to_string(c.size) + " records the wrong list";
             ++total;
           }
         }
@@ -164,44 +192,38 @@ struct segregated_index {
     // The (first level, second level) list a size belongs to; public for tests.
     [[nodiscard]] std::pair<unsigned, unsigned> list_of(std::size_t n) const noexcept
     {
-      cls const k = class_of(n);
-      return {k.fl, k.sl};
+      std::uint32_t const i = list_number(n);
+      return {i >> sli_, i & sl_mask()};
     }
 
    private:
-    std::size_t linear_limit() const noexcept { return std::size_t{1} << linear_shift_; }
     std::size_t linear_step() const noexcept { return std::size_t{1} << (linear_shift_ - sli_); }
+    std::uint32_t sl_mask() const noexcept { return (1u << sli_) - 1; }
 
-    cls class_of(std::size_t n) const noexcept
+    // The list of size n, numbered first level * 2^sli + second level, so that the next
+    // larger class is always the next number. Above the linear range, with lg = floor(log2
+    // n): first level lg - linear_shift + 1 and second level (n >> (lg - sli)) - 2^sli, which
+    // add up to the expression below.
+    std::uint32_t list_number(std::size_t n) const noexcept
     {
-      if (n < linear_limit()) return {0, static_cast<unsigned>(n >> (linear_shift_ - sli_))};
+      if (n < linear_limit_) return static_cast<std::uint32_t>(n >> (linear_shift_ - sli_));
       unsigned const lg = detail::log2_floor(n);
-      return {lg - linear_shift_ + 1, static_cast<unsigned>((n >> (lg - sli_)) - (std::size_t{1} << sli_))};
+      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + (n >> (lg - sli_)));
     }
 
-    std::size_t flat(cls k) const noexcept { return (std::size_t{k.fl} << sli_) + k.sl; }
-    list_type& list_at(cls k) noexcept { return lists_[flat(k)]; }
-
-    bool next_class(cls k, cls& out) const noexcept
+    // The first non-empty list numbered i or above, through the bitmaps.
+    bool first_nonempty_at_or_above(std::uint32_t i, std::uint32_t& out) const noexcept
     {
-      if (k.sl + 1 < (1u << sli_)) out = {k.fl, k.sl + 1};
-      else if (k.fl + 1 < first_levels_) out = {k.fl + 1, 0};
-      else return false;
-      return true;
-    }
-
-    bool first_nonempty_at_or_above(cls k, cls& out) noexcept
-    {
-      std::uint64_t sl_map = sl_bitmap_[k.fl] & (~std::uint64_t{0} << k.sl);
-      unsigned fl = k.fl;
+      unsigned fl = i >> sli_;
+      std::uint64_t sl_map = sl_bitmap_[fl] & (~std::uint64_t{0} << (i & sl_mask()));
       if (sl_map == 0) {
-        if (k.fl + 1 >= 64) return false;
-        std::uint64_t const fl_map = fl_bitmap_ & (~std::uint64_t{0} << (k.fl + 1));
+        if (fl + 1 >= 64) return false;
+        std::uint64_t const fl_map = fl_bitmap_ & (~std::uint64_t{0} << (fl + 1));
         if (fl_map == 0) return false;
         fl = static_cast<unsigned>(std::countr_zero(fl_map));
         sl_map = sl_bitmap_[fl];
       }
-      out = {fl, static_cast<unsigned>(std::countr_zero(sl_map))};
+      out = (fl << sli_) + static_cast<std::uint32_t>(std::countr_zero(sl_map));
       return true;
     }
 
@@ -218,9 +240,10 @@ struct segregated_index {
 
     unsigned sli_;
     unsigned linear_shift_;
+    std::size_t linear_limit_;
     unsigned first_levels_ = 0;
     std::vector<list_type> lists_;
-    std::vector<std::uint64_t> sl_bitmap_;
+    std::array<std::uint64_t, 64> sl_bitmap_{};  // first levels never exceed 64
     std::uint64_t fl_bitmap_ = 0;
     std::size_t size_ = 0;
     std::uint64_t steps_ = 0;
