@@ -24,6 +24,7 @@
 #include <boost/algorithm/string/split.hpp>
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
 #include <memory>
@@ -42,6 +43,7 @@ struct options {
   std::size_t scan_live_max = 100'000;
   std::uint64_t pattern_events = 1 << 19;
   std::int64_t iterations = 0;  // 0: Google Benchmark decides from --benchmark_min_time
+  std::uint64_t min_events = 0; // with iterations: more passes where a pass is short
   bool with_malloc = false, with_floor = false, with_cuda = false;
 };
 
@@ -72,7 +74,9 @@ options parse(int argc, char** argv)
       ("scan-live-max", po::value(&o.scan_live_max)->default_value(o.scan_live_max), "largest live count for list scans")
       ("pattern-events", po::value(&o.pattern_events)->default_value(o.pattern_events), "timed events per pattern pass")
       ("iterations", po::value(&o.iterations)->default_value(0),
-       "timed passes per benchmark (0: as many as --benchmark_min_time needs); each benchmark also runs one warm-up pass");
+       "timed passes per benchmark (0: as many as --benchmark_min_time needs); each benchmark also runs one warm-up pass")
+      ("min-events", po::value(&o.min_events)->default_value(0),
+       "with --iterations: at least this many timed events per benchmark, in more passes where a pass is shorter");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&o.traces));
   po::positional_options_description positional;
@@ -131,11 +135,17 @@ void time_passes(benchmark::State& state, subject const& s, trace::trace const& 
   state.counters["events"] = static_cast<double>(events);
 }
 
+// A fixed number of passes, raised for short passes so that every benchmark times at least
+// --min-events events: two passes over a 4k-event snapshot time well under a millisecond,
+// which a shared machine's noise swamps.
 template <class F>
-void add(options const& o, std::string const& name, F&& body)
+void add(options const& o, std::string const& name, std::uint64_t timed_events_per_pass, F&& body)
 {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(body))->UseManualTime()->Unit(benchmark::kMillisecond);
-  if (o.iterations > 0) b->Iterations(o.iterations);
+  if (o.iterations == 0) return;
+  std::uint64_t const per_pass = std::max<std::uint64_t>(timed_events_per_pass, 1);
+  std::uint64_t const needed = (o.min_events + per_pass - 1) / per_pass;
+  b->Iterations(std::max<std::int64_t>(o.iterations, static_cast<std::int64_t>(needed)));
 }
 
 // The registrations refer to `all`, `traces` and `patterns`: they must outlive the run.
@@ -145,7 +155,7 @@ void register_all(options const& o, std::vector<subject> const& all, std::deque<
   for (auto const& path : o.traces) {
     trace::trace const& t = traces.emplace_back(load_in_memory(path));
     for (subject const& s : all)
-      add(o, "replay/" + t.name + "/" + s.name, [&s, &t](benchmark::State& st) { time_passes(st, s, t, 0); });
+      add(o, "replay/" + t.name + "/" + s.name, t.event_count(), [&s, &t](benchmark::State& st) { time_passes(st, s, t, 0); });
   }
   for (auto const& name : o.patterns) {
     pattern const p = pattern_from_string(name);
@@ -154,7 +164,7 @@ void register_all(options const& o, std::vector<subject> const& all, std::deque<
       for (subject const& s : all) {
         if (s.scans && live > o.scan_live_max) continue;
         add(o, std::string(to_string(p)) + "/" + s.name + "/" + std::to_string(live),
-            [&s, &pt](benchmark::State& st) { time_passes(st, s, pt.events, pt.setup_events); });
+            pt.events.event_count() - pt.setup_events, [&s, &pt](benchmark::State& st) { time_passes(st, s, pt.events, pt.setup_events); });
       }
     }
   }

@@ -105,7 +105,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common_arguments(parser, "")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
-    parser.add_argument("--iterations", type=int, default=5, help="timed passes per benchmark")
+    parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
     args = parser.parse_args(argv)
 
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
@@ -127,7 +127,10 @@ def main(argv):
     inputs = [(f"input {k}", v) for k, v in (versions | checksums | made).items()]
 
     live = LIVE[:2] if args.quick else LIVE
-    iterations = ["--iterations", "1" if args.quick else str(args.iterations)]
+    # Every benchmark times at least a million events (a PyTorch snapshot has 4k): more
+    # passes over the short traces, never fewer than --iterations.
+    iterations = ["--iterations", "1" if args.quick else str(args.iterations)] + \
+        ([] if args.quick else ["--min-events", "1000000"])
     pattern_args = ["--live", ",".join(map(str, live)), "--scan-live-max", str(SCAN_LIVE_MAX)] + \
         (["--pattern-events", "16384"] if args.quick else [])
     paths = [path for _, _, path in traces]
@@ -200,8 +203,8 @@ def main(argv):
     sections = [
         ["Every subject runs through the replay loop of `fraglab replay` over events parsed beforehand "
          "(docs/performance.md). ns/op is allocator time per event, the mean of the timed passes after one "
-         "warm-up pass; fraglab's policies run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are "
-         "loaded by LD_PRELOAD; bump never reuses memory and is the floor of the harness itself."],
+         "warm-up pass (in a full run, at least a million timed events per benchmark); fraglab's policies "
+         "run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump never reuses memory and is the floor of the harness itself."],
         ["## ns per operation", ""] + markdown_table(["trace", "family"] + names, table),
         ["## Ratio to the fastest general-purpose allocator", ""] +
         markdown_table(["trace"] + POLICIES + ["fastest general-purpose ns/op"], ratios),

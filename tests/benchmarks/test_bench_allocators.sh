@@ -52,6 +52,13 @@ assert b['steady/bump/1000/manual_time']['events'] == 3000 + 4096, b['steady/bum
 check "$work/scan.json" steady/tlsf/2000/manual_time steady/list_ao_first/1000/manual_time || fail "scan run"
 grep -q '"steady/list_ao_first/2000' "$work/scan.json" && fail "the scan ran past --scan-live-max"
 
+# --min-events raises the passes of a short trace (5 events: 40 passes for 200), never
+# lowers them (a pattern pass times 4096 events: the 3 passes asked for).
+"$bench" --benchmark_format=json --pattern-events 4096 --policies tlsf --patterns lifo --live 1000 --iterations 3 \
+  --min-events 200 "$work/tiny.txt" > "$work/min.json" || fail "--min-events run"
+check "$work/min.json" replay/tiny/tlsf/iterations:40/manual_time lifo/tlsf/1000/iterations:3/manual_time \
+  || fail "--min-events: wrong pass counts"
+
 # Each preloaded allocator that is installed must be the one that is named.
 libdir=/usr/lib/x86_64-linux-gnu
 for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
