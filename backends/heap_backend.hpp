@@ -49,7 +49,12 @@ class heap_backend {
     auto const size = detail::align_up_checked(n, p_.granularity);
     std::uintptr_t const start = detail::align_up_address(top_, alignment > p_.granularity ? alignment : p_.granularity);
     std::size_t const gap = start - top_;
-    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes || gap > p_.capacity - stats_.acquired_bytes - *size) {
+    // The break stays below the mappings' range, so that no region wraps the address space
+    // or overlaps a mapping, whatever the capacity.
+    std::uintptr_t const heap_end = p_.base + mapping_offset;
+    bool const beyond_heap = start < top_ || start > heap_end || !size || *size > heap_end - start;
+    if (n == 0 || beyond_heap || *size > p_.capacity - stats_.acquired_bytes ||
+        gap > p_.capacity - stats_.acquired_bytes - *size) {
       ++stats_.refusals;
       return {};
     }
@@ -68,6 +73,7 @@ class heap_backend {
     }
     acquisition const a = mappings_.acquire(*size, p_.granularity);
     if (a) stats_.on_acquire(a.size);
+    else ++stats_.refusals;
     return a;
   }
 

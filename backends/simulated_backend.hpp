@@ -68,7 +68,13 @@ class simulated_backend {
         return {start, *size};
       }
     }
+    // Acquisitions stay below the reservations: a size near 2^64 (a fuzzed or corrupt
+    // request) would otherwise wrap the address space and make a region end below its base.
     std::uintptr_t const start = detail::align_up_address(top_, align);
+    if (start < top_ || start > reservations_base() || *size > reservations_base() - start) {
+      ++stats_.refusals;
+      return {};
+    }
     if (start > top_) give_back_range(top_, start - top_);
     top_ = start + *size;
     stats_.on_acquire(*size);
@@ -80,7 +86,11 @@ class simulated_backend {
   {
     auto const size = detail::align_up_checked(n, p_.granularity);
     if (n == 0 || !size) return {};
-    std::uintptr_t const start = detail::round_up_to_multiple(reserved_top_, alignment > p_.granularity ? alignment : p_.granularity);
+    std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
+    std::uintptr_t constexpr top = std::numeric_limits<std::uintptr_t>::max();
+    if (reserved_top_ > top - align) return {};
+    std::uintptr_t const start = detail::round_up_to_multiple(reserved_top_, align);
+    if (*size > top - start) return {};  // would wrap the address space
     reserved_top_ = start + *size;
     return {start, *size};
   }

@@ -18,6 +18,7 @@
 #include "engine/detail/bits.hpp"
 
 #include <boost/intrusive/list.hpp>
+#include <boost/intrusive/parent_from_member.hpp>
 
 #include <array>
 #include <bit>

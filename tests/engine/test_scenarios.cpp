@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace fraglab::testing {
 namespace {
 
@@ -267,6 +269,34 @@ TEST(Failure, CapacityFailureLeavesStateIntactAndFreeingLetsARetrySucceed)
   auto retry = a.allocate(256);
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry.address, x.address);
+}
+
+TEST(Failure, NoRegionWrapsTheAddressSpace)
+{
+  // Under an unlimited capacity, a request near 2^64 once got a region whose end wrapped
+  // below its base; freeing the block after it then merged across the wrap (found by
+  // fuzz_policy_ops on list_ao_best).
+  simulated_backend b;
+  EXPECT_FALSE(b.acquire(std::numeric_limits<std::size_t>::max() - MiB, 1));
+  EXPECT_FALSE(b.reserve(std::numeric_limits<std::size_t>::max() - MiB, 1));
+  EXPECT_EQ(b.acquired_bytes(), 0u);
+  heap_backend h;
+  EXPECT_FALSE(h.acquire(std::numeric_limits<std::size_t>::max() - MiB, 1));
+  EXPECT_FALSE(h.acquire_mapping(std::numeric_limits<std::size_t>::max() - MiB));
+  EXPECT_EQ(h.acquired_bytes(), 0u);
+  auto huge_after_small = [](auto& a) {
+    auto const small = a.allocate(4 * KiB);
+    ASSERT_TRUE(small);
+    auto const huge = a.allocate(std::numeric_limits<std::size_t>::max() - 3 * MiB);
+    EXPECT_FALSE(huge);
+    EXPECT_NE(huge.status, alloc_status::ok);
+    EXPECT_EQ(a.deallocate(small.address), free_status::ok);
+    EXPECT_EQ(a.check_invariants(), "");
+  };
+  alloc_t<best_tree> on_simulated(simulated_backend{});
+  huge_after_small(on_simulated);
+  alloc_t<policy<address_ordered_list_index, best_fit>, heap_backend> on_heap(heap_backend{});
+  huge_after_small(on_heap);
 }
 
 TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
