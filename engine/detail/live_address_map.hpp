@@ -16,7 +16,6 @@
 #pragma once
 
 #include <bit>
-#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -44,41 +43,20 @@ class live_address_map {
     ++size_;
   }
 
-  // `c` must be in the map.
-  void erase(Chunk& c) noexcept
-  {
-    std::size_t i = home(c.address);
-    while (table_[i].chunk != &c) {
-      assert(table_[i].chunk != nullptr);
-      i = next(i);
-    }
-    remove_at(i);
-    --size_;
-  }
-
-  // Removes and returns the chunk at `address`; null when none is live there. One probe
-  // sequence, where find() and erase() would hash and probe twice.
+  // Removes and returns the chunk at `address`; null when none is live there. Freeing
+  // needs one probe sequence, not a find and then an erase.
   [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
-    for (std::size_t i = home(address);; i = next(i)) {
-      entry const& e = table_[i];
-      if (e.chunk == nullptr) return nullptr;
-      if (e.address == address) {
-        Chunk* const c = e.chunk;
-        remove_at(i);
-        --size_;
-        return c;
-      }
+    std::size_t const i = slot_of(address);
+    Chunk* const c = table_[i].chunk;
+    if (c != nullptr) {
+      remove_at(i);
+      --size_;
     }
+    return c;
   }
 
-  [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
-  {
-    for (std::size_t i = home(address);; i = next(i)) {
-      entry const& e = table_[i];
-      if (e.chunk == nullptr || e.address == address) return e.chunk;
-    }
-  }
+  [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept { return table_[slot_of(address)].chunk; }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
@@ -94,6 +72,14 @@ class live_address_map {
   std::size_t home(std::uintptr_t address) const noexcept
   {
     return static_cast<std::size_t>((static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  // The slot holding `address`, or the empty slot that ends its probe sequence.
+  std::size_t slot_of(std::uintptr_t address) const noexcept
+  {
+    std::size_t i = home(address);
+    while (table_[i].chunk != nullptr && table_[i].address != address) i = next(i);
+    return i;
   }
 
   void place(entry e) noexcept
