@@ -141,7 +141,7 @@ class allocator {
     }
     std::uint64_t const key = cfg_.pools.pool_key(stream, chunk_size);
     if constexpr (requires { cfg_.reclaim.on_search(key); }) cfg_.reclaim.on_search(key);
-    std::uint32_t const pool = pool_for(key);
+    std::uint32_t pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
     alloc_status status = alloc_status::ok;
     if (c == nullptr) c = allocate_on_miss(pool, need, status);
@@ -149,38 +149,42 @@ class allocator {
       ++stats_.failed_allocations;
       return {0, 0, status};
     }
-    return hand_out(c, size, chunk_size, alignment, stream);
+    return hand_out(c, *pools_[pool], size, chunk_size, alignment, stream);
   }
 
   FRAGLAB_HOT free_status deallocate(std::uintptr_t address)
   {
     if (address == 0) return free_status::ok;
-    chunk* c = live_.extract(address);
+    auto const freed = live_.extract(address);
+    chunk* c = freed.chunk;
     if (c == nullptr) {
       ++stats_.misuses;
       return diagnose(address);
     }
-    c->in_use = false;
-    stats_.live_bytes -= c->requested;
+    c->set_in_use(false);
+    stats_.live_bytes -= freed.requested;
     stats_.allocated_bytes -= c->size;
-    c->requested = 0;
-    if (--c->region->live_chunks == 0) c->region->free_since = reclaim_clock();
     ++stats_.deallocations;
-    pool_entry& pool = *pools_[c->region->pool];
+    // The region record is a cache line of its own; with one pool and immediate coalescing
+    // a free does not read it (region_is_idle).
+    pool_entry& pool = pools_.size() == 1 ? *pools_.front() : *pools_[c->region()->pool];
     auto& ix = pool.index;
-    if (cfg_.coalesce.mode == coalesce_mode::immediate) {
+    if (immediate_coalescing()) {
       c = coalesce_into_index(c, ix);
+      if (c->prev == nullptr && c->next == nullptr) [[unlikely]] note_idle(c->region());
     } else {
+      region* const r = c->region();
+      if (--r->live_chunks == 0) note_idle(r);
       if (buddy()) c = merge_buddies(c, ix);
       ix.insert(*c);
     }
     if (pool.dedicated) {
-      release(c->region);  // a mapping of its own goes back as soon as its block is freed
+      release(c->region());  // a mapping of its own goes back as soon as its block is freed
       return free_status::ok;
     }
     if constexpr (requires(reclaim_view v) { cfg_.reclaim.after_free(v, c->size, c->next == nullptr, std::uintptr_t{}); }) {
       reclaim_view view{*this};
-      cfg_.reclaim.after_free(view, c->size, c->next == nullptr, c->region->base);
+      cfg_.reclaim.after_free(view, c->size, c->next == nullptr, c->region()->base);
     }
     return free_status::ok;
   }
@@ -253,11 +257,9 @@ class allocator {
     for (auto const& b : live) {
       if (b.address > cursor) ix.insert(*append(cursor, b.address - cursor));
       chunk* c = append(b.address, b.size);
-      c->in_use = true;
-      c->requested = b.requested;
-      c->stream = b.stream;
-      ++r->live_chunks;
-      live_.insert(*c);
+      c->set_in_use(true);
+      if (!immediate_coalescing()) ++r->live_chunks;
+      live_.insert(*c, b.requested, b.stream);
       stats_.live_bytes += b.requested;
       stats_.allocated_bytes += b.size;
       cursor = b.address + b.size;
@@ -309,8 +311,10 @@ class allocator {
   void visit_chunks(F&& f) const
   {
     for (region const* r : regions_by_address())
-      for (chunk const* c = r->first; c != nullptr; c = c->next)
-        f(chunk_view{c->address, c->size, c->requested, c->in_use, c->stream, r->serial, r->pool});
+      for (chunk const* c = r->first; c != nullptr; c = c->next) {
+        auto const live = c->in_use() ? live_.find(c->address) : detail::live_block<chunk>{};
+        f(chunk_view{c->address, c->size, live.requested, c->in_use(), live.stream, r->serial, r->pool});
+      }
   }
 
   // Empty when the bookkeeping is consistent; otherwise a description of the first
@@ -345,7 +349,7 @@ class allocator {
 
   [[gnu::noinline]] bool release(region* r)
   {
-    if (r->live_chunks != 0 || !backend_.release(r->base, r->size)) return false;
+    if (!region_is_idle(r) || !backend_.release(r->base, r->size)) return false;
     auto& ix = pools_[r->pool]->index;
     for (chunk* c = r->first; c != nullptr;) {
       chunk* next = c->next;
@@ -365,7 +369,7 @@ class allocator {
   {
     std::size_t n = 0;
     for (region const* r : regions_)
-      if (r->live_chunks == 0) n += r->size;
+      if (region_is_idle(r)) n += r->size;
     return n;
   }
 
@@ -385,7 +389,9 @@ class allocator {
     return static_cast<std::uint32_t>(pools_.size() - 1);
   }
 
-  [[gnu::noinline]] chunk* allocate_on_miss(std::uint32_t pool, std::size_t need, alloc_status& status)
+  // May serve from another pool than the request's (a dedicated mapping's): `pool` then
+  // names the one it served from.
+  [[gnu::noinline]] chunk* allocate_on_miss(std::uint32_t& pool, std::size_t need, alloc_status& status)
   {
     auto& ix = pools_[pool]->index;
     std::uint64_t const key = pools_[pool]->key;
@@ -393,7 +399,10 @@ class allocator {
       if (chunk* c = fit_type::select(ix, need)) return c;
     if constexpr (requires { cfg_.pools.mapping_size(need, true); })
       if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0)
-        if (chunk* c = map_dedicated(bytes)) return c;
+        if (chunk* c = map_dedicated(bytes)) {
+          pool = pool_for(dedicated_pool_key);
+          return c;
+        }
     reclaim_view view{*this};
     if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
     auto grow_and_select = [&]() -> chunk* {
@@ -444,7 +453,7 @@ class allocator {
     if (it == regions_.end()) return false;
     region* r = *it;
     chunk* tail = r->last;
-    if (tail->in_use || bytes == 0 || bytes >= tail->size || !backend_.release(r->end() - bytes, bytes)) return false;
+    if (tail->in_use() || bytes == 0 || bytes >= tail->size || !backend_.release(r->end() - bytes, bytes)) return false;
     auto& ix = pools_[r->pool]->index;
     resize_in_index(ix, *tail, tail->size - bytes);
     r->size -= bytes;
@@ -452,12 +461,6 @@ class allocator {
     stats_.total_released_bytes += bytes;
     ++stats_.releases;
     return true;
-  }
-
-  std::uint64_t reclaim_clock() const noexcept
-  {
-    if constexpr (requires { cfg_.reclaim.clock(); }) return cfg_.reclaim.clock();
-    else return 0;
   }
 
   // What a reclaim rule may see and do on a miss: list wholly free regions, release them.
@@ -470,7 +473,7 @@ class allocator {
     void for_each_free_region(F&& f) const
     {
       for (region const* r : a_.regions_)
-        if (r->live_chunks == 0)
+        if (a_.region_is_idle(r))
           f(free_region{r->base, r->size, a_.pools_[r->pool]->key, r->free_since, r->first == r->last});
     }
     bool release(std::uintptr_t base) { return a_.release_region(base); }
@@ -484,10 +487,10 @@ class allocator {
     allocator& a_;
   };
 
-  FRAGLAB_HOT allocation hand_out(chunk* c, std::size_t requested, std::size_t rounded, std::size_t alignment,
-                      stream_id stream)
+  // `owner` is the pool whose index holds c: the request's, or a dedicated mapping's.
+  FRAGLAB_HOT allocation hand_out(chunk* c, pool_entry& owner, std::size_t requested, std::size_t rounded,
+                                  std::size_t alignment, stream_id stream)
   {
-    pool_entry& owner = *pools_[c->region->pool];  // the request's pool, or a dedicated mapping's
     auto& ix = owner.index;
     if constexpr (in_place_index<index_type, chunk>) {
       if (alignment <= cfg_.size.granule() && !buddy()) {
@@ -516,11 +519,9 @@ class allocator {
 
   allocation mark_live(chunk* c, std::size_t requested, stream_id stream)
   {
-    c->in_use = true;
-    c->requested = requested;
-    c->stream = stream;
-    ++c->region->live_chunks;
-    live_.insert(*c);
+    c->set_in_use(true);
+    if (!immediate_coalescing()) ++c->region()->live_chunks;
+    live_.insert(*c, requested, stream);
     ++stats_.allocations;
     stats_.live_bytes += requested;
     stats_.allocated_bytes += c->size;
@@ -540,12 +541,11 @@ class allocator {
     chunk* n = chunks_.create();
     n->address = c->address + offset;
     n->size = c->size - offset;
-    n->region = c->region;
-    n->stream = c->stream;
+    n->set_region(c->region());
     n->prev = c;
     n->next = c->next;
     if (c->next != nullptr) c->next->prev = n;
-    else c->region->last = n;
+    else c->region()->last = n;
     c->next = n;
     c->size = offset;
     return n;
@@ -564,7 +564,7 @@ class allocator {
     chunk* n = c->next;
     c->next = n->next;
     if (n->next != nullptr) n->next->prev = c;
-    else c->region->last = c;
+    else c->region()->last = c;
     return n;
   }
 
@@ -573,8 +573,8 @@ class allocator {
   chunk* coalesce_into_index(chunk* c, index_type& ix) noexcept
   {
     if constexpr (in_place_index<index_type, chunk>) {
-      chunk* const n = c->next != nullptr && !c->next->in_use ? c->next : nullptr;
-      chunk* const p = c->prev != nullptr && !c->prev->in_use ? c->prev : nullptr;
+      chunk* const n = c->next != nullptr && !c->next->in_use() ? c->next : nullptr;
+      chunk* const p = c->prev != nullptr && !c->prev->in_use() ? c->prev : nullptr;
       if (p != nullptr) {  // the previous chunk grows where it is
         if (n != nullptr) {
           ix.erase(*n);
@@ -616,11 +616,11 @@ class allocator {
   // previous, as TF does) and returns the surviving chunk, still unindexed.
   chunk* merge_free_neighbours(chunk* c, index_type& ix) noexcept
   {
-    if (c->next != nullptr && !c->next->in_use) {
+    if (c->next != nullptr && !c->next->in_use()) {
       ix.erase(*c->next);
       absorb_next(c);
     }
-    if (c->prev != nullptr && !c->prev->in_use) {
+    if (c->prev != nullptr && !c->prev->in_use()) {
       chunk* p = c->prev;
       ix.erase(*p);
       absorb_next(p);
@@ -630,6 +630,21 @@ class allocator {
   }
 
   [[nodiscard]] bool buddy() const noexcept { return cfg_.coalesce.mode == coalesce_mode::buddy; }
+  [[nodiscard]] bool immediate_coalescing() const noexcept { return cfg_.coalesce.mode == coalesce_mode::immediate; }
+
+  // Whether a region holds no live block. Immediate coalescing leaves such a region as one
+  // free chunk, which says so without a count; the other modes count live chunks per region
+  // (region::live_chunks), a read and a write of the region record per allocation and free.
+  [[nodiscard]] bool region_is_idle(region const* r) const noexcept
+  {
+    return immediate_coalescing() ? r->first == r->last && !r->first->in_use() : r->live_chunks == 0;
+  }
+
+  // r's last live block was just freed: the reclaim rule's clock starts for it.
+  void note_idle(region* r) noexcept
+  {
+    if constexpr (requires { cfg_.reclaim.clock(); }) r->free_since = cfg_.reclaim.clock();
+  }
 
   // Whether a block of at least `alignment` bytes is aligned to it: buddy chunks (regions
   // are aligned to their size), and simple segregated storage's blocks, carved in order from
@@ -658,9 +673,9 @@ class allocator {
   chunk* merge_buddies(chunk* c, index_type& ix) noexcept
   {
     for (;;) {
-      bool const lower_half = ((c->address - c->region->base) / c->size) % 2 == 0;
+      bool const lower_half = ((c->address - c->region()->base) / c->size) % 2 == 0;
       chunk* b = lower_half ? c->next : c->prev;
-      if (b == nullptr || b->in_use || b->size != c->size) return c;
+      if (b == nullptr || b->in_use() || b->size != c->size) return c;
       ix.erase(*b);
       if (!lower_half) c = b;
       absorb_next(c);
@@ -674,9 +689,9 @@ class allocator {
     for (region* r : regions_) {
       auto& ix = pools_[r->pool]->index;
       for (chunk* c = r->first; c != nullptr; c = c->next) {
-        if (c->in_use || c->next == nullptr || c->next->in_use) continue;
+        if (c->in_use() || c->next == nullptr || c->next->in_use()) continue;
         ix.erase(*c);
-        while (c->next != nullptr && !c->next->in_use) {
+        while (c->next != nullptr && !c->next->in_use()) {
           ix.erase(*c->next);
           absorb_next(c);
           ++merges;
@@ -724,7 +739,7 @@ class allocator {
     region* candidate = nullptr;
     for (region* r : regions_)
       if (r->pool == pool && r->end() == pe.map_end) candidate = r;
-    std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use ? candidate->last->size : 0;
+    std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use() ? candidate->last->size : 0;
     std::size_t const findable = findable_size<fit_type>(pe.index, need);
     growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, pe.page};
     growth_decision const d = cfg_.growth.acquisition(ctx);
@@ -743,9 +758,9 @@ class allocator {
   std::size_t unmap_free_tail(pool_entry& pe)
   {
     for (region* r : regions_) {
-      if (pools_[r->pool].get() != &pe || r->end() != pe.map_end || r->last->in_use) continue;
+      if (pools_[r->pool].get() != &pe || r->end() != pe.map_end || r->last->in_use()) continue;
       std::size_t const size = r->size;
-      if (r->live_chunks == 0) {
+      if (region_is_idle(r)) {
         std::uintptr_t const base = r->base;
         if (!release(r)) return 0;
         pe.map_end = base;
@@ -766,7 +781,7 @@ class allocator {
     if (pools_[pool]->page != 0) return grow_expandable(pool, need);
     region* candidate = merge_candidate(pool);
     bool const merge_tail = candidate != nullptr && cfg_.coalesce.mode != coalesce_mode::never;
-    std::size_t const tail_free = merge_tail && !candidate->last->in_use ? candidate->last->size : 0;
+    std::size_t const tail_free = merge_tail && !candidate->last->in_use() ? candidate->last->size : 0;
     std::size_t const findable = findable_size<fit_type>(pools_[pool]->index, need);
     if (findable < need) return alloc_status::size_overflow;
     growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, backend_.granularity()};
@@ -799,7 +814,7 @@ class allocator {
       chunk* tail = candidate->last;
       candidate->size += a.size;
       ++candidate->acquisitions;
-      if (merge_tail && !tail->in_use) {
+      if (merge_tail && !tail->in_use()) {
         resize_in_index(ix, *tail, tail->size + a.size);
         return;
       }
@@ -864,7 +879,7 @@ class allocator {
     chunk* c = chunks_.create();
     c->address = address;
     c->size = size;
-    c->region = r;
+    c->set_region(r);
     return c;
   }
 
@@ -874,7 +889,7 @@ class allocator {
       if (!r->contains(address)) continue;
       for (chunk const* c = r->first; c != nullptr; c = c->next)
         if (address >= c->address && address < c->end())
-          return c->in_use ? free_status::interior_pointer : free_status::double_free;
+          return c->in_use() ? free_status::interior_pointer : free_status::double_free;
     }
     return free_status::unknown_pointer;
   }

@@ -29,14 +29,24 @@ struct basic_chunk {
   typename IndexSpec::template hook<basic_chunk> free_hook;
   std::uintptr_t address = 0;
   std::size_t size = 0;         // bytes covered, always a multiple of the engine's granule
-  std::size_t requested = 0;    // bytes the caller asked for while in use; 0 while free
   basic_chunk* prev = nullptr;  // address neighbours inside the same region
   basic_chunk* next = nullptr;
-  region_type* region = nullptr;
-  stream_id stream = 0;
-  bool in_use = false;
 
   [[nodiscard]] std::uintptr_t end() const noexcept { return address + size; }
+
+  [[nodiscard]] region_type* region() const noexcept { return reinterpret_cast<region_type*>(region_and_in_use_ & ~in_use_bit); }
+  [[nodiscard]] bool in_use() const noexcept { return (region_and_in_use_ & in_use_bit) != 0; }
+  void set_region(region_type* r) noexcept { region_and_in_use_ = reinterpret_cast<std::uintptr_t>(r) | (region_and_in_use_ & in_use_bit); }
+  void set_in_use(bool live) noexcept { region_and_in_use_ = (region_and_in_use_ & ~in_use_bit) | (live ? in_use_bit : 0); }
+
+ private:
+  // The in-use flag rides in the region pointer's low bit (region records are aligned to
+  // at least 8): with the neighbours, the key and a 24-byte hook, a chunk then fills one
+  // 64-byte cache line, where a separate flag would spill it into a second. What a live
+  // block was asked for (its requested size, its stream) is kept in the live-address map
+  // instead, beside the address a free looks up anyway.
+  static constexpr std::uintptr_t in_use_bit = 1;
+  std::uintptr_t region_and_in_use_ = 0;
 };
 
 // One backend acquisition, or several adjacent ones merged when the backend allows it.
@@ -47,7 +57,7 @@ struct basic_region {
   std::size_t size = 0;
   std::uint32_t pool = 0;       // the pool (stream, size class) whose chunks live here
   std::uint64_t serial = 0;     // creation order, for deterministic dumps
-  std::size_t live_chunks = 0;  // chunks in use; a region with none can be released
+  std::size_t live_chunks = 0;  // chunks in use, counted only without immediate coalescing (allocator::region_is_idle)
   std::size_t acquisitions = 1; // backend acquisitions merged into this region
   std::uint64_t free_since = 0; // the reclaim rule's clock when its last live block was freed
   Chunk* first = nullptr;

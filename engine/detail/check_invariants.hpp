@@ -49,7 +49,7 @@ std::string allocator<Policy, Backend>::check_invariants() const
     std::size_t covered = 0, region_live = 0;
     chunk const* last = nullptr;
     for (chunk const* c = r->first; c != nullptr; last = c, c = c->next) {
-      if (c->region != r) return "chunk at " + std::to_string(c->address) + " points to another region";
+      if (c->region() != r) return "chunk at " + std::to_string(c->address) + " points to another region";
       if (c->size == 0 || c->size % granule != 0 || c->address % granule != 0)
         return "chunk at " + std::to_string(c->address) + " is not a positive multiple of the granule";
       if (c->address != r->base + covered) return "chunks of region " + std::to_string(r->base) + " leave a gap or overlap";
@@ -60,31 +60,33 @@ std::string allocator<Policy, Backend>::check_invariants() const
         if (!std::has_single_bit(c->size) || offset % c->size != 0)
           return "buddy chunk at " + std::to_string(c->address) + " is not a power of two aligned to its size";
         chunk const* buddy = (offset / c->size) % 2 == 0 ? c->next : c->prev;
-        if (!c->in_use && buddy != nullptr && !buddy->in_use && buddy->size == c->size)
+        if (!c->in_use() && buddy != nullptr && !buddy->in_use() && buddy->size == c->size)
           return "free buddies at " + std::to_string(c->address) + " were not merged";
       }
       bool const in_index = indexed[r->pool].count(c) != 0;
-      if (c->in_use) {
+      if (c->in_use()) {
         ++live_chunks;
         ++region_live;
-        live += c->requested;
+        auto const block = live_.find(c->address);
+        if (block.chunk != c) return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
+        live += block.requested;
         allocated += c->size;
-        if (c->requested == 0 || c->requested > c->size)
+        if (block.requested == 0 || block.requested > c->size)
           return "live chunk at " + std::to_string(c->address) + " records an impossible requested size";
-        if (live_.find(c->address) != c)
-          return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
         if (in_index) return "live chunk at " + std::to_string(c->address) + " is in the free index";
       } else {
         ++free_chunks;
-        if (c->requested != 0) return "free chunk at " + std::to_string(c->address) + " keeps a requested size";
+        if (live_.find(c->address).chunk != nullptr) return "free chunk at " + std::to_string(c->address) + " is in the address map";
         if (!in_index) return "free chunk at " + std::to_string(c->address) + " is missing from the free index";
-        if (cfg_.coalesce.mode == coalesce_mode::immediate && c->next != nullptr && !c->next->in_use)
+        if (immediate_coalescing() && c->next != nullptr && !c->next->in_use())
           return "adjacent free chunks at " + std::to_string(c->address) + " were not coalesced";
       }
     }
     if (last != r->last) return "region at " + std::to_string(r->base) + " has a stale last chunk";
     if (covered != r->size) return "chunks do not cover region " + std::to_string(r->base);
-    if (region_live != r->live_chunks) return "region at " + std::to_string(r->base) + " miscounts live chunks";
+    if (!immediate_coalescing() && region_live != r->live_chunks)
+      return "region at " + std::to_string(r->base) + " miscounts live chunks";
+    if (region_is_idle(r) != (region_live == 0)) return "region at " + std::to_string(r->base) + " misjudges whether it is idle";
   }
   std::size_t indexed_total = 0;
   for (auto const& p : pools_) {

@@ -14,12 +14,13 @@
 
 #include <boost/intrusive/set.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace fraglab {
 
@@ -42,25 +43,26 @@ struct bins_index {
         boost::intrusive::compare<detail::size_address_less>>;
 
    public:
-    explicit index(params const& p = {}) : base_shift_(detail::log2_floor(p.bin_base)), bins_(p.bin_count)
+    explicit index(params const& p = {}) : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1)
     {
       if (!detail::is_pow2(p.bin_base)) throw std::invalid_argument("bin_base must be a power of two");
       if (p.bin_count == 0 || p.bin_count > 64) throw std::invalid_argument("bin_count must be in 1..64");
+      bins_ = std::make_unique<set_type[]>(p.bin_count);
     }
     index(index&&) = default;
     ~index()
     {
-      for (auto& b : bins_) b.clear();
+      if (bins_ != nullptr)
+        for (unsigned b = 0; b <= last_bin_; ++b) bins_[b].clear();
     }
 
     [[nodiscard]] unsigned bin_of(std::size_t n) const noexcept
     {
       std::size_t const scaled = n >> base_shift_;
       if (scaled == 0) return 0;
-      unsigned const b = detail::log2_floor(scaled);
-      return b < bins_.size() ? b : static_cast<unsigned>(bins_.size() - 1);
+      return std::min(detail::log2_floor(scaled), last_bin_);
     }
-    [[nodiscard]] unsigned bin_count() const noexcept { return static_cast<unsigned>(bins_.size()); }
+    [[nodiscard]] unsigned bin_count() const noexcept { return last_bin_ + 1; }
     [[nodiscard]] std::size_t bin_lower_bound(unsigned b) const noexcept { return std::size_t{1} << (base_shift_ + b); }
 
     void insert(Chunk& c)
@@ -118,7 +120,7 @@ struct bins_index {
     [[nodiscard]] std::string check() const
     {
       std::size_t total = 0;
-      for (unsigned b = 0; b < bins_.size(); ++b) {
+      for (unsigned b = 0; b <= last_bin_; ++b) {
         bool const flagged = (nonempty_ >> b) & 1u;
         if (flagged == bins_[b].empty()) return "bitmap disagrees with bin " + std::to_string(b);
         for (auto const& c : bins_[b]) {
@@ -132,8 +134,8 @@ struct bins_index {
     template <class F>
     void for_each(F&& f) const
     {
-      for (auto const& bin : bins_)
-        for (auto const& c : bin) f(c);
+      for (unsigned b = 0; b <= last_bin_; ++b)
+        for (auto const& c : bins_[b]) f(c);
     }
 
     template <class F>
@@ -144,7 +146,8 @@ struct bins_index {
 
    private:
     unsigned base_shift_;
-    std::vector<set_type> bins_;
+    unsigned last_bin_;                   // a bound kept beside the array: no size() division per lookup
+    std::unique_ptr<set_type[]> bins_;
     std::uint64_t nonempty_ = 0;
     std::size_t size_ = 0;
     std::uint64_t steps_ = 0;
