@@ -155,14 +155,13 @@ class allocator {
   FRAGLAB_HOT free_status deallocate(std::uintptr_t address)
   {
     if (address == 0) return free_status::ok;
-    auto const freed = live_.extract(address);
-    chunk* c = freed.chunk;
+    chunk* c = live_.extract(address);
     if (c == nullptr) {
       ++stats_.misuses;
       return diagnose(address);
     }
-    c->set_in_use(false);
-    stats_.live_bytes -= freed.requested;
+    stats_.live_bytes -= c->live.requested;
+    c->make_free();
     stats_.allocated_bytes -= c->size;
     ++stats_.deallocations;
     // The region record is a cache line of its own; with one pool and immediate coalescing
@@ -257,9 +256,9 @@ class allocator {
     for (auto const& b : live) {
       if (b.address > cursor) ix.insert(*append(cursor, b.address - cursor));
       chunk* c = append(b.address, b.size);
-      c->set_in_use(true);
+      c->make_live(b.requested, b.stream);
       if (!immediate_coalescing()) ++r->live_chunks;
-      live_.insert(*c, b.requested, b.stream);
+      live_.insert(*c);
       stats_.live_bytes += b.requested;
       stats_.allocated_bytes += b.size;
       cursor = b.address + b.size;
@@ -312,7 +311,7 @@ class allocator {
   {
     for (region const* r : regions_by_address())
       for (chunk const* c = r->first; c != nullptr; c = c->next) {
-        auto const live = c->in_use() ? live_.find(c->address) : detail::live_block<chunk>{};
+        live_fields const live = c->in_use() ? c->live : live_fields{0, 0};
         f(chunk_view{c->address, c->size, live.requested, c->in_use(), live.stream, r->serial, r->pool});
       }
   }
@@ -519,9 +518,9 @@ class allocator {
 
   allocation mark_live(chunk* c, std::size_t requested, stream_id stream)
   {
-    c->set_in_use(true);
+    c->make_live(requested, stream);
     if (!immediate_coalescing()) ++c->region()->live_chunks;
-    live_.insert(*c, requested, stream);
+    live_.insert(*c);
     ++stats_.allocations;
     stats_.live_bytes += requested;
     stats_.allocated_bytes += c->size;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 namespace fraglab {
 
@@ -20,13 +21,29 @@ using stream_id = std::uint64_t;
 template <class Chunk>
 struct basic_region;
 
+// What only a live block has. A live chunk is in no index, so these share the storage of
+// the free index's hook, as dlmalloc keeps a free chunk's links in its unused payload.
+struct live_fields {
+  std::size_t requested;  // bytes the caller asked for
+  stream_id stream;       // the stream it was allocated on
+};
+
 template <class IndexSpec>
 struct basic_chunk {
   using region_type = basic_region<basic_chunk>;
+  using hook_type = typename IndexSpec::template hook<basic_chunk>;
+
+  basic_chunk() : free_hook() {}
+  ~basic_chunk() {}  // the hook (Boost's normal_link or fraglab's) has nothing to undo
+  basic_chunk(basic_chunk const&) = delete;
+  basic_chunk& operator=(basic_chunk const&) = delete;
 
   // First, beside address and size: an index search reads the hook and the key of every
   // node it passes, and keeping them in one cache line halves the misses of a tree walk.
-  typename IndexSpec::template hook<basic_chunk> free_hook;
+  union {
+    hook_type free_hook;  // while free: the index's links
+    live_fields live;     // while in use
+  };
   std::uintptr_t address = 0;
   std::size_t size = 0;         // bytes covered, always a multiple of the engine's granule
   basic_chunk* prev = nullptr;  // address neighbours inside the same region
@@ -37,14 +54,28 @@ struct basic_chunk {
   [[nodiscard]] region_type* region() const noexcept { return reinterpret_cast<region_type*>(region_and_in_use_ & ~in_use_bit); }
   [[nodiscard]] bool in_use() const noexcept { return (region_and_in_use_ & in_use_bit) != 0; }
   void set_region(region_type* r) noexcept { region_and_in_use_ = reinterpret_cast<std::uintptr_t>(r) | (region_and_in_use_ & in_use_bit); }
-  void set_in_use(bool live) noexcept { region_and_in_use_ = (region_and_in_use_ & ~in_use_bit) | (live ? in_use_bit : 0); }
+
+  // The chunk is handed out: `live` replaces the hook (assigning a member of trivial type
+  // begins its lifetime).
+  void make_live(std::size_t requested, stream_id stream) noexcept
+  {
+    live = live_fields{requested, stream};
+    region_and_in_use_ |= in_use_bit;
+  }
+
+  // The chunk is freed, before any index sees it: the hook is constructed again in the
+  // storage `live` used (for Boost's normal_link hooks the constructor stores nothing).
+  void make_free() noexcept
+  {
+    ::new (static_cast<void*>(&free_hook)) hook_type();
+    region_and_in_use_ &= ~in_use_bit;
+  }
 
  private:
-  // The in-use flag rides in the region pointer's low bit (region records are aligned to
-  // at least 8): with the neighbours, the key and a 24-byte hook, a chunk then fills one
-  // 64-byte cache line, where a separate flag would spill it into a second. What a live
-  // block was asked for (its requested size, its stream) is kept in the live-address map
-  // instead, beside the address a free looks up anyway.
+  // The in-use flag rides in the region pointer's low bit (region records hold 64-bit
+  // fields, so they are aligned to 8): with the neighbours, the key and a 24-byte hook, a
+  // chunk then fills one 64-byte cache line, where a separate flag would spill it into a
+  // second.
   static constexpr std::uintptr_t in_use_bit = 1;
   std::uintptr_t region_and_in_use_ = 0;
 };

@@ -67,16 +67,15 @@ std::string allocator<Policy, Backend>::check_invariants() const
       if (c->in_use()) {
         ++live_chunks;
         ++region_live;
-        auto const block = live_.find(c->address);
-        if (block.chunk != c) return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
-        live += block.requested;
+        if (live_.find(c->address) != c) return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
+        live += c->live.requested;
         allocated += c->size;
-        if (block.requested == 0 || block.requested > c->size)
+        if (c->live.requested == 0 || c->live.requested > c->size)
           return "live chunk at " + std::to_string(c->address) + " records an impossible requested size";
         if (in_index) return "live chunk at " + std::to_string(c->address) + " is in the free index";
       } else {
         ++free_chunks;
-        if (live_.find(c->address).chunk != nullptr) return "free chunk at " + std::to_string(c->address) + " is in the address map";
+        if (live_.find(c->address) != nullptr) return "free chunk at " + std::to_string(c->address) + " is in the address map";
         if (!in_index) return "free chunk at " + std::to_string(c->address) + " is missing from the free index";
         if (immediate_coalescing() && c->next != nullptr && !c->next->in_use())
           return "adjacent free chunks at " + std::to_string(c->address) + " were not coalesced";

@@ -1,13 +1,8 @@
 // Address -> chunk lookup for live blocks, so deallocate() finds its chunk in O(1).
 //
-// Each entry also holds what only a live block has: the size its caller asked for and
-// its stream. Freeing reads them from the entry it probes anyway, and the chunk record
-// stays one cache line (engine/chunk.hpp).
-//
-// An open-addressing table of 32-byte (address, chunk, requested, stream) entries with
-// linear probing, Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4) and backward-shift
-// deletion (Knuth's Algorithm R), kept at most half full. A lookup touches one or two
-// adjacent entries, usually of one cache line;
+// An open-addressing table of (address, chunk) pairs with linear probing, Fibonacci
+// hashing (Knuth, TAOCP vol. 3, 6.4) and backward-shift deletion (Knuth's Algorithm R),
+// kept at most half full. A lookup touches one or two adjacent entries of one cache line;
 // no tombstones accumulate, so the steady state of a long replay never degrades. The
 // table doubles when the number of live blocks reaches a new high, never in the steady
 // state.
@@ -20,28 +15,17 @@
 // memory proportional to the reserved bytes, which a simulated 80 GiB pool cannot afford.
 #pragma once
 
-#include "engine/chunk.hpp"
-
 #include <bit>
 #include <cstdint>
 #include <vector>
 
 namespace fraglab::detail {
 
-// A live block as the map knows it.
-template <class Chunk>
-struct live_block {
-  Chunk* chunk = nullptr;  // nullptr: no live block
-  std::size_t requested = 0;
-  stream_id stream = 0;
-};
-
 template <class Chunk>
 class live_address_map {
-  // Aligned to its size, so that no entry straddles two cache lines.
-  struct alignas(32) entry {
+  struct entry {
     std::uintptr_t address = 0;
-    live_block<Chunk> block;  // block.chunk == nullptr: an empty slot (any address, 0 included, may be live)
+    Chunk* chunk = nullptr;  // nullptr: an empty slot (any address, 0 included, may be live)
   };
 
   static constexpr std::size_t initial_capacity = 64;
@@ -52,27 +36,27 @@ class live_address_map {
   live_address_map& operator=(live_address_map const&) = delete;
 
   // `c` must not be in the map.
-  void insert(Chunk& c, std::size_t requested, stream_id stream)
+  void insert(Chunk& c)
   {
     if (2 * (size_ + 1) > mask_ + 1) [[unlikely]] grow();
-    place({c.address, {&c, requested, stream}});
+    place({c.address, &c});
     ++size_;
   }
 
-  // Removes and returns the block at `address`; its chunk is null when none is live
-  // there. Freeing needs one probe sequence, not a find and then an erase.
-  [[nodiscard]] live_block<Chunk> extract(std::uintptr_t address) noexcept
+  // Removes and returns the chunk at `address`; null when none is live there. Freeing
+  // needs one probe sequence, not a find and then an erase.
+  [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
     std::size_t const i = slot_of(address);
-    live_block<Chunk> const b = table_[i].block;
-    if (b.chunk != nullptr) {
+    Chunk* const c = table_[i].chunk;
+    if (c != nullptr) {
       remove_at(i);
       --size_;
     }
-    return b;
+    return c;
   }
 
-  [[nodiscard]] live_block<Chunk> find(std::uintptr_t address) const noexcept { return table_[slot_of(address)].block; }
+  [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept { return table_[slot_of(address)].chunk; }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
@@ -94,14 +78,14 @@ class live_address_map {
   std::size_t slot_of(std::uintptr_t address) const noexcept
   {
     std::size_t i = home(address);
-    while (table_[i].block.chunk != nullptr && table_[i].address != address) i = next(i);
+    while (table_[i].chunk != nullptr && table_[i].address != address) i = next(i);
     return i;
   }
 
   void place(entry e) noexcept
   {
     std::size_t i = home(e.address);
-    while (table_[i].block.chunk != nullptr) i = next(i);
+    while (table_[i].chunk != nullptr) i = next(i);
     table_[i] = e;
   }
 
@@ -109,7 +93,7 @@ class live_address_map {
   // so that every entry stays reachable from its home slot without tombstones.
   void remove_at(std::size_t hole) noexcept
   {
-    for (std::size_t j = next(hole); table_[j].block.chunk != nullptr; j = next(j)) {
+    for (std::size_t j = next(hole); table_[j].chunk != nullptr; j = next(j)) {
       // The entry at j may fill the hole unless its home lies cyclically in (hole, j].
       std::size_t const h = home(table_[j].address);
       if (((j - h) & mask()) >= ((j - hole) & mask())) {
@@ -127,7 +111,7 @@ class live_address_map {
     mask_ = table_.size() - 1;
     --shift_;
     for (entry const& e : old)
-      if (e.block.chunk != nullptr) place(e);
+      if (e.chunk != nullptr) place(e);
   }
 
   std::vector<entry> table_;  // a power of two

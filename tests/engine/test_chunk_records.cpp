@@ -1,6 +1,7 @@
 // The chunk record's layout (engine/chunk.hpp, detail/chunk_pool.hpp): a TLSF chunk fills
-// one cache line and the record pool starts every such record on one, and the in-use flag
-// that shares a word with the region pointer never disturbs it.
+// one cache line and the record pool starts every such record on one; the in-use flag
+// that shares a word with the region pointer never disturbs it, and a live block's fields
+// and the free index's hook take turns in one storage.
 #include "engine/chunk.hpp"
 #include "engine/detail/chunk_pool.hpp"
 #include "policies/indexes/segregated_index.hpp"
@@ -36,17 +37,41 @@ TEST(ChunkRecords, InUseFlagAndRegionPointerAreIndependent)
   EXPECT_EQ(c.region(), nullptr);
   EXPECT_FALSE(c.in_use());
   c.set_region(&a);
-  c.set_in_use(true);
+  c.make_live(100, 7);
   EXPECT_EQ(c.region(), &a);
   EXPECT_TRUE(c.in_use());
   c.set_region(&b);  // a new region pointer keeps the flag
   EXPECT_EQ(c.region(), &b);
   EXPECT_TRUE(c.in_use());
-  c.set_in_use(false);
+  c.make_free();
   EXPECT_EQ(c.region(), &b);
   EXPECT_FALSE(c.in_use());
-  c.set_in_use(false);
-  EXPECT_FALSE(c.in_use());
+}
+
+// A live chunk's requested size and stream share the hook's storage: they must survive
+// while live, and the hook must serve an index again once the chunk is free.
+TEST(ChunkRecords, LiveFieldsAndTheHookTakeTurnsInOneStorage)
+{
+  segregated_index::index<tlsf_chunk> ix(segregated_index_params{});
+  tlsf_chunk c, d;
+  c.address = 0;
+  c.size = 256;
+  d.address = 256;
+  d.size = 512;
+  ix.insert(c);
+  ix.insert(d);
+  ix.erase(c);
+  c.make_live(200, 3);
+  ix.erase(d);  // the index unlinks d without touching c, whose storage now holds `live`
+  EXPECT_EQ(c.live.requested, 200u);
+  EXPECT_EQ(c.live.stream, 3u);
+  c.make_free();
+  ix.insert(c);
+  ix.insert(d);
+  EXPECT_EQ(ix.size(), 2u);
+  EXPECT_EQ(ix.check(), "");
+  ix.erase(c);
+  ix.erase(d);
 }
 
 }  // namespace
