@@ -101,6 +101,19 @@ struct bins_index {
       return nullptr;
     }
 
+    // The chunk after c in (size, address) order, or null: c's successor in its bin, else
+    // the smallest chunk of the next non-empty bin.
+    Chunk* successor(Chunk& c)
+    {
+      ++steps_;
+      unsigned const b = bin_of(c.size);
+      auto& bin = bins_[b];
+      auto it = std::next(bin.iterator_to(c));
+      if (it != bin.end()) return &*it;
+      std::uint64_t const above = b == 63 ? 0 : nonempty_ & (~std::uint64_t{0} << (b + 1));
+      return above == 0 ? nullptr : &*bins_[std::countr_zero(above)].begin();
+    }
+
     Chunk* largest()
     {
       if (nonempty_ == 0) return nullptr;

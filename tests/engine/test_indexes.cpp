@@ -48,6 +48,16 @@ C* model_first(std::vector<C*> const& order, std::size_t n)
     if (c->size >= n) return c;
   return nullptr;
 }
+// The next chunk after c in (size, address) order.
+template <class C>
+C* model_successor(std::vector<C*> const& members, C const* c)
+{
+  auto after = [](C const* a, C const* b) { return a->size < b->size || (a->size == b->size && a->address < b->address); };
+  C* next = nullptr;
+  for (C* m : members)
+    if (after(c, m) && (next == nullptr || after(m, next))) next = m;
+  return next;
+}
 template <class C>
 std::vector<C*> by_address(std::vector<C*> v)
 {
@@ -109,20 +119,27 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
   }
 }
 
-TEST(TreeIndex, BestAndWorstMatchTheRuleOnRandomSets)
+TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
 {
   drive_randomly<tree_index>([](auto& f, std::size_t n, int step) {
     ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
     ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
     ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
+    if (f.members.empty()) return;
+    auto* c = f.members[static_cast<std::size_t>(step) % f.members.size()];
+    ASSERT_EQ(f.ix.successor(*c), model_successor(f.members, c)) << "step " << step;
   });
 }
 
-TEST(BinsIndex, BestAndWorstMatchTheRuleOnRandomSets)
+TEST(BinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
 {
   drive_randomly<bins_index>([](auto& f, std::size_t n, int step) {
     ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
     ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
+    // Crosses bins when c is the last of its own: the smallest chunk of the next non-empty bin.
+    if (f.members.empty()) return;
+    auto* c = f.members[static_cast<std::size_t>(step) % f.members.size()];
+    ASSERT_EQ(f.ix.successor(*c), model_successor(f.members, c)) << "step " << step;
   });
 }
 
