@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -47,21 +48,20 @@ class heap_backend {
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     auto const size = detail::align_up_checked(n, p_.granularity);
-    std::uintptr_t const start = detail::align_up_address(top_, alignment > p_.granularity ? alignment : p_.granularity);
-    std::size_t const gap = start - top_;
     // The break stays below the mappings' range, so that no region wraps the address space
     // or overlaps a mapping, whatever the capacity.
-    std::uintptr_t const heap_end = p_.base + mapping_offset;
-    bool const beyond_heap = start < top_ || start > heap_end || !size || *size > heap_end - start;
-    if (n == 0 || beyond_heap || *size > p_.capacity - stats_.acquired_bytes ||
-        gap > p_.capacity - stats_.acquired_bytes - *size) {
+    std::optional<std::uintptr_t> start;
+    if (n != 0 && size)
+      start = detail::aligned_range_below(top_, alignment > p_.granularity ? alignment : p_.granularity, *size,
+                                          p_.base + mapping_offset);
+    if (!start || *size > p_.capacity - stats_.acquired_bytes || *start - top_ > p_.capacity - stats_.acquired_bytes - *size) {
       ++stats_.refusals;
       return {};
     }
-    padding_ += gap;
-    top_ = start + *size;
+    padding_ += *start - top_;
+    top_ = *start + *size;
     stats_.on_acquire(*size);
-    return {start, *size};
+    return {*start, *size};
   }
 
   acquisition acquire_mapping(std::size_t n)

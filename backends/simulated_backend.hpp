@@ -70,15 +70,15 @@ class simulated_backend {
     }
     // Acquisitions stay below the reservations: a size near 2^64 (a fuzzed or corrupt
     // request) would otherwise wrap the address space and make a region end below its base.
-    std::uintptr_t const start = detail::align_up_address(top_, align);
-    if (start < top_ || start > reservations_base() || *size > reservations_base() - start) {
+    auto const start = detail::aligned_range_below(top_, align, *size, reservations_base());
+    if (!start) {
       ++stats_.refusals;
       return {};
     }
-    if (start > top_) give_back_range(top_, start - top_);
-    top_ = start + *size;
+    if (*start > top_) give_back_range(top_, *start - top_);
+    top_ = *start + *size;
     stats_.on_acquire(*size);
-    return {start, *size};
+    return {*start, *size};
   }
 
   // A range of `n` bytes (rounded to the granularity) aligned to `alignment`, with no memory.
@@ -87,12 +87,10 @@ class simulated_backend {
     auto const size = detail::align_up_checked(n, p_.granularity);
     if (n == 0 || !size) return {};
     std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
-    std::uintptr_t constexpr top = std::numeric_limits<std::uintptr_t>::max();
-    if (reserved_top_ > top - align) return {};
-    std::uintptr_t const start = detail::round_up_to_multiple(reserved_top_, align);
-    if (*size > top - start) return {};  // would wrap the address space
-    reserved_top_ = start + *size;
-    return {start, *size};
+    auto const start = detail::aligned_range_below(reserved_top_, align, *size, std::numeric_limits<std::uintptr_t>::max());
+    if (!start) return {};  // would wrap the address space
+    reserved_top_ = *start + *size;
+    return {*start, *size};
   }
 
   // Maps `n` bytes at `address`, inside a reservation; the caller keeps mappings disjoint.

@@ -170,6 +170,8 @@ class allocator {
     auto& ix = pool.index;
     if (immediate_coalescing()) {
       c = coalesce_into_index(c, ix);
+      // region_is_idle() asked of the chunk rather than the region: a free chunk without
+      // neighbours covers its region, and the region's record is not read.
       if (c->prev == nullptr && c->next == nullptr) [[unlikely]] note_idle(c->region());
     } else {
       region* const r = c->region();
@@ -494,7 +496,7 @@ class allocator {
     if constexpr (in_place_index<index_type, chunk>) {
       if (alignment <= cfg_.size.granule() && !buddy()) {
         // The split-off tail takes the chunk's place in address order: one index update, not two.
-        if (!owner.dedicated && should_split(ix, *c, rounded)) ix.replace(*c, *split_at(c, rounded));
+        if (splits(owner, *c, rounded)) ix.replace(*c, *split_at(c, rounded));
         else ix.erase(*c);
         return mark_live(c, requested, stream);
       }
@@ -510,7 +512,7 @@ class allocator {
     }
     if (buddy()) {
       while (c->size > rounded) ix.insert(*split_at(c, c->size / 2));
-    } else if (!owner.dedicated && should_split(ix, *c, rounded)) {
+    } else if (splits(owner, *c, rounded)) {
       ix.insert(*split_at(c, rounded));
     }
     return mark_live(c, requested, stream);
@@ -656,12 +658,14 @@ class allocator {
     else return false;
   }
 
-  // The split rule's answer, unless the index decides for chunks it treats specially
-  // (dlmalloc's top chunk splits for any remainder).
-  bool should_split(index_type& ix, chunk const& c, std::size_t rounded) const
+  // Whether handing c out for `rounded` bytes leaves a free remainder: never for a
+  // dedicated mapping; else the split rule's answer, unless the index decides for chunks it
+  // treats specially (dlmalloc's top chunk splits for any remainder).
+  bool splits(pool_entry& owner, chunk const& c, std::size_t rounded) const
   {
-    if constexpr (requires { ix.split_override(c, rounded); })
-      if (std::optional<bool> const decided = ix.split_override(c, rounded)) return *decided;
+    if (owner.dedicated) return false;
+    if constexpr (requires { owner.index.split_override(c, rounded); })
+      if (std::optional<bool> const decided = owner.index.split_override(c, rounded)) return *decided;
     return cfg_.split.should_split(c.size, rounded);
   }
 

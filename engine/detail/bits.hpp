@@ -52,6 +52,17 @@ constexpr std::optional<std::size_t> add_checked(std::size_t a, std::size_t b) n
   return a + b;
 }
 
+// The lowest multiple of q (any q > 0) at or above `from` where `size` bytes fit below
+// `limit`; empty if they do not, or if rounding `from` up would wrap the address space.
+// How a backend places a range without a region ever ending below its base.
+constexpr std::optional<std::uintptr_t> aligned_range_below(std::uintptr_t from, std::size_t q, std::size_t size,
+                                                            std::uintptr_t limit) noexcept
+{
+  auto const start = round_up_checked(from, q);
+  if (!start || *start > limit || size > limit - *start) return std::nullopt;
+  return *start;
+}
+
 // SplitMix64 finaliser (Steele, Lea, Flood 2014): a cheap, well-mixed hash of an
 // address. Used where a deterministic pseudo-random value per chunk is needed
 // (treap priorities, hash buckets), identical on every machine.

@@ -2,6 +2,7 @@
 // chunks split and merge, how regions grow, where aligned blocks land, what fails.
 #include "support/compositions.hpp"
 #include "support/fixtures.hpp"
+#include "engine/detail/bits.hpp"
 
 #include <gtest/gtest.h>
 
@@ -269,6 +270,18 @@ TEST(Failure, CapacityFailureLeavesStateIntactAndFreeingLetsARetrySucceed)
   auto retry = a.allocate(256);
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry.address, x.address);
+}
+
+TEST(Failure, BackendsPlaceARangeOnlyWhereItFitsBelowTheLimit)
+{
+  using detail::aligned_range_below;
+  std::uintptr_t constexpr top = std::numeric_limits<std::uintptr_t>::max();
+  EXPECT_EQ(aligned_range_below(100, 64, 28, 256), 128u);
+  EXPECT_EQ(aligned_range_below(100, 64, 128, 256), 128u);  // ends exactly at the limit
+  EXPECT_EQ(aligned_range_below(100, 64, 129, 256), std::nullopt);
+  EXPECT_EQ(aligned_range_below(300, 64, 0, 256), std::nullopt);  // starts above the limit
+  EXPECT_EQ(aligned_range_below(top - 10, 64, 1, top), std::nullopt);  // rounding up wraps
+  EXPECT_EQ(aligned_range_below(1, 20 * MiB, MiB, top), 20 * MiB);  // PyTorch's 20 MiB pages
 }
 
 TEST(Failure, NoRegionWrapsTheAddressSpace)
