@@ -54,7 +54,8 @@ class heap_backend {
     if (n != 0 && size)
       start = detail::aligned_range_below(top_, alignment > p_.granularity ? alignment : p_.granularity, *size,
                                           p_.base + mapping_offset);
-    if (!start || *size > p_.capacity - stats_.acquired_bytes || *start - top_ > p_.capacity - stats_.acquired_bytes - *size) {
+    if (!start || *size > p_.capacity - stats_.acquired_bytes ||
+        *start - top_ > p_.capacity - stats_.acquired_bytes - *size) {
       ++stats_.refusals;
       return {};
     }

@@ -147,8 +147,8 @@ struct block_pool_params {
 // PyTorch keeps the pool in one std::set. Here the same order is split into power-of-two
 // size bins (bins_index), each a tree, so that a search and an insertion walk a tree of one
 // size class. Every chunk of a higher bin is larger, so the lower bound, the successor and
-// therefore every decision are the set's; the walks are shorter. On a PyTorch snapshot
-// the pool took half the time of one tree (docs/performance.md, fourth round).
+// therefore every decision are the set's; the walks are shorter. On the PyTorch snapshots
+// that took a fifth off pytorch_caching's time (docs/performance.md, fourth round).
 struct block_pool_index {
   static constexpr const char* name = "pytorch_pool";
   using params = block_pool_params;
