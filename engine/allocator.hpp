@@ -257,10 +257,7 @@ class allocator {
     cursor = a.base;
     for (auto const& b : live) {
       if (b.address > cursor) ix.insert(*append(cursor, b.address - cursor));
-      chunk* c = append(b.address, b.size);
-      c->make_live(b.requested, b.stream);
-      if (!immediate_coalescing()) ++r->live_chunks;
-      live_.insert(*c);
+      enter_live(append(b.address, b.size), b.requested, b.stream);
       stats_.live_bytes += b.requested;
       stats_.allocated_bytes += b.size;
       cursor = b.address + b.size;
@@ -518,11 +515,19 @@ class allocator {
     return mark_live(c, requested, stream);
   }
 
-  allocation mark_live(chunk* c, std::size_t requested, stream_id stream)
+  // c holds a live block from now on: its fields, its region's count where one is kept
+  // (region_is_idle), and its entry in the address map.
+  void enter_live(chunk* c, std::size_t requested, stream_id stream)
   {
     c->make_live(requested, stream);
     if (!immediate_coalescing()) ++c->region()->live_chunks;
     live_.insert(*c);
+  }
+
+  // enter_live() for an allocation, counted in the statistics.
+  allocation mark_live(chunk* c, std::size_t requested, stream_id stream)
+  {
+    enter_live(c, requested, stream);
     ++stats_.allocations;
     stats_.live_bytes += requested;
     stats_.allocated_bytes += c->size;
