@@ -1,15 +1,23 @@
 // Size-class bins, each an ordered set by (size, address), with a bitmap of non-empty
 // bins: the shape of TensorFlow's BFC allocator (tsl/framework/bfc_allocator.h).
 //
-// Bin b holds free chunks with size in [base * 2^b, base * 2^(b+1)); the last bin holds
-// everything larger. bin(n) = min(count - 1, floor(log2(max(n, base) / base))). A best-fit
-// search starts at bin(n), takes the first chunk of size >= n there, and otherwise the
-// smallest chunk of the next non-empty bin, found through the bitmap: every chunk in a
-// higher bin is larger than n. TF scans bins one by one; the bitmap gives the same answer
-// without visiting empty bins.
+// With one bin per doubling (TF's bins, `bins_index`), bin b holds free chunks with size
+// in [base * 2^b, base * 2^(b+1)); the last bin holds everything larger:
+// bin(n) = min(count - 1, floor(log2(max(n, base) / base))). `basic_bins_index<j>` cuts
+// each doubling into 2^j bins of equal width, as TLSF's second level cuts its classes
+// (Masmano et al., ECRTS 2004). A best-fit search starts at bin(n), takes the first chunk
+// of size >= n there, and otherwise the smallest chunk of the next non-empty bin, found
+// through the bitmap: every chunk in a higher bin is larger than n. TF scans bins one by
+// one; the bitmap gives the same answer without visiting empty bins.
+//
+// How finely the bins cut never changes a decision: every chunk sits in the one
+// (size, address) order either way. It changes how tall each tree is, and so how many
+// branches a descent mispredicts (docs/performance.md, fifth round). The cut is a template
+// parameter, so that TF's one bin per doubling keeps its single bitmap word and formula.
 #pragma once
 
 #include "engine/detail/bits.hpp"
+#include "policies/indexes/detail/bin_bitmap.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
 #include <boost/intrusive/set.hpp>
@@ -26,12 +34,16 @@ namespace fraglab {
 
 struct bins_index_params {
   std::size_t bin_base = 256;  // power of two: the lower bound of bin 0
-  unsigned bin_count = 21;     // 1..64; TF's 21 bins put everything >= 256 MiB in the last
+  unsigned bin_count = 21;     // TF's 21 bins put everything >= 256 MiB in the last
 };
 
-struct bins_index {
+// 2^SubBinsLog2 bins per doubling of size, at most MaxBins bins.
+template <unsigned SubBinsLog2, unsigned MaxBins = 64>
+struct basic_bins_index {
   static constexpr const char* name = "bins";
   using params = bins_index_params;
+  static constexpr unsigned bins_per_doubling = 1u << SubBinsLog2;
+  using bitmap = detail::bin_bitmap<(MaxBins + 63) / 64>;
 
   template <class Chunk>
   using hook = boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
@@ -46,7 +58,10 @@ struct bins_index {
     explicit index(params const& p = {}) : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1)
     {
       if (!detail::is_pow2(p.bin_base)) throw std::invalid_argument("bin_base must be a power of two");
-      if (p.bin_count == 0 || p.bin_count > 64) throw std::invalid_argument("bin_count must be in 1..64");
+      if (p.bin_count == 0 || p.bin_count > bitmap::capacity)
+        throw std::invalid_argument("bin_count must be in 1.." + std::to_string(bitmap::capacity));
+      if (p.bin_base < bins_per_doubling)
+        throw std::invalid_argument("bin_base must be at least the bins per doubling, so that no bin is narrower than a byte");
       bins_ = std::make_unique<set_type[]>(p.bin_count);
     }
     index(index&&) = default;
@@ -60,16 +75,27 @@ struct bins_index {
     {
       std::size_t const scaled = n >> base_shift_;
       if (scaled == 0) return 0;
-      return std::min(detail::log2_floor(scaled), last_bin_);
+      unsigned const doubling = detail::log2_floor(scaled);
+      if constexpr (SubBinsLog2 == 0) {
+        return std::min(doubling, last_bin_);
+      } else {
+        // n's top 1 + SubBinsLog2 bits: bins_per_doubling plus n's step within its doubling.
+        auto const top = static_cast<unsigned>(n >> (base_shift_ + doubling - SubBinsLog2));
+        return std::min((doubling << SubBinsLog2) + top - bins_per_doubling, last_bin_);
+      }
     }
     [[nodiscard]] unsigned bin_count() const noexcept { return last_bin_ + 1; }
-    [[nodiscard]] std::size_t bin_lower_bound(unsigned b) const noexcept { return std::size_t{1} << (base_shift_ + b); }
+    [[nodiscard]] std::size_t bin_lower_bound(unsigned b) const noexcept
+    {
+      std::size_t const top = bins_per_doubling + (b % bins_per_doubling);
+      return top << (base_shift_ + b / bins_per_doubling - SubBinsLog2);
+    }
 
     void insert(Chunk& c)
     {
       unsigned const b = bin_of(c.size);
       bins_[b].insert(c);
-      nonempty_ |= std::uint64_t{1} << b;
+      nonempty_.set(b);
       ++size_;
     }
 
@@ -78,7 +104,7 @@ struct bins_index {
       unsigned const b = bin_of(c.size);
       auto& bin = bins_[b];
       bin.erase(bin.iterator_to(c));
-      if (bin.empty()) nonempty_ &= ~(std::uint64_t{1} << b);
+      if (bin.empty()) nonempty_.reset(b);
       --size_;
     }
 
@@ -88,17 +114,17 @@ struct bins_index {
     Chunk* find_best(std::size_t n)
     {
       unsigned const first = bin_of(n);
-      std::uint64_t candidates = nonempty_ & (~std::uint64_t{0} << first);
-      while (candidates != 0) {
-        unsigned const b = static_cast<unsigned>(std::countr_zero(candidates));
-        candidates &= candidates - 1;
+      unsigned b = nonempty_.first_from(first);
+      if (b == first) {
         ++steps_;
         auto& bin = bins_[b];
-        auto it = b == first ? bin.lower_bound(detail::size_address_key{n, 0}, detail::size_address_less{&steps_})
-                             : bin.begin();
+        auto it = bin.lower_bound(detail::size_address_key{n, 0}, detail::size_address_less{&steps_});
         if (it != bin.end()) return &*it;
+        b = nonempty_.first_after(first);
       }
-      return nullptr;
+      if (b == bitmap::none) return nullptr;
+      ++steps_;
+      return &*bins_[b].begin();
     }
 
     // The chunk after c in (size, address) order, or null: c's successor in its bin, else
@@ -110,15 +136,14 @@ struct bins_index {
       auto& bin = bins_[b];
       auto it = std::next(bin.iterator_to(c));
       if (it != bin.end()) return &*it;
-      std::uint64_t const above = b == 63 ? 0 : nonempty_ & (~std::uint64_t{0} << (b + 1));
-      return above == 0 ? nullptr : &*bins_[std::countr_zero(above)].begin();
+      unsigned const above = nonempty_.first_after(b);
+      return above == bitmap::none ? nullptr : &*bins_[above].begin();
     }
 
     Chunk* largest()
     {
-      if (nonempty_ == 0) return nullptr;
-      unsigned const b = 63u - static_cast<unsigned>(std::countl_zero(nonempty_));
-      auto& bin = bins_[b];
+      if (nonempty_.empty()) return nullptr;
+      auto& bin = bins_[nonempty_.highest()];
       std::size_t const top = std::prev(bin.end())->size;
       return &*bin.lower_bound(detail::size_address_key{top, 0}, detail::size_address_less{&steps_});
     }
@@ -133,8 +158,13 @@ struct bins_index {
     [[nodiscard]] std::string check() const
     {
       std::size_t total = 0;
-      for (unsigned b = 0; b <= last_bin_; ++b) {
-        bool const flagged = (nonempty_ >> b) & 1u;
+      if (std::string const e = nonempty_.check(); !e.empty()) return e;
+      for (unsigned b = 0; b < bitmap::capacity; ++b) {
+        bool const flagged = nonempty_.test(b);
+        if (b > last_bin_) {
+          if (flagged) return "bitmap flags bin " + std::to_string(b) + ", past the last";
+          continue;
+        }
         if (flagged == bins_[b].empty()) return "bitmap disagrees with bin " + std::to_string(b);
         for (auto const& c : bins_[b]) {
           if (bin_of(c.size) != b) return "chunk of size " + std::to_string(c.size) + " in bin " + std::to_string(b);
@@ -159,12 +189,15 @@ struct bins_index {
 
    private:
     unsigned base_shift_;
-    unsigned last_bin_;                   // a bound kept beside the array: no size() division per lookup
+    unsigned last_bin_;  // a bound kept beside the array: no size() division per lookup
     std::unique_ptr<set_type[]> bins_;
-    std::uint64_t nonempty_ = 0;
+    bitmap nonempty_;
     std::size_t size_ = 0;
     std::uint64_t steps_ = 0;
   };
 };
+
+// TensorFlow's bins: one per doubling.
+using bins_index = basic_bins_index<0>;
 
 }  // namespace fraglab

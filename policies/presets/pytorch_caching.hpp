@@ -62,9 +62,10 @@ inline constexpr std::size_t min_large_alloc = std::size_t{10} << 20;
 inline constexpr std::size_t round_large = std::size_t{2} << 20;
 inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 inline constexpr std::size_t power2_intervals = 16;  // 1 MiB .. 64 GiB
-// The pools' size bins: from 512 B, one per power of two up to 2^(9+40) bytes, far above any
+// The pools' size bins: from 512 B, four per doubling up to 2^(9+40) bytes, far above any
 // device's memory.
-inline constexpr unsigned bin_count = 41;
+using pool_bins = basic_bins_index<2, 41 * 4>;
+inline constexpr unsigned bin_count = 41 * pool_bins::bins_per_doubling;
 
 struct size_rule {
   // roundup_power2_divisions per interval: [0] for sizes below 2 MiB, [k] for [2^(20+k), 2^(21+k)).
@@ -144,20 +145,20 @@ struct block_pool_params {
 // expand to: the free block at the end of the mapped range (unmapped space follows it) is
 // passed over for the next block in order, when there is one.
 //
-// PyTorch keeps the pool in one std::set. Here the same order is split into power-of-two
-// size bins (bins_index), each a tree, so that a search and an insertion walk a tree of one
+// PyTorch keeps the pool in one std::set. Here the same order is split into size bins,
+// four per doubling, each a tree, so that a search and an insertion walk a tree of one
 // size class. Every chunk of a higher bin is larger, so the lower bound, the successor and
-// therefore every decision are the set's; the walks are shorter. On the PyTorch snapshots
-// that took a fifth off pytorch_caching's time (docs/performance.md, fourth round).
+// therefore every decision are the set's; the walks are shorter, and each level walked is
+// a branch the processor may mispredict (docs/performance.md, fourth and fifth rounds).
 struct block_pool_index {
   static constexpr const char* name = "pytorch_pool";
   using params = block_pool_params;
   template <class Chunk>
-  using hook = bins_index::hook<Chunk>;
+  using hook = pool_bins::hook<Chunk>;
 
   template <class Chunk>
-  class index : public bins_index::index<Chunk> {
-    using base = bins_index::index<Chunk>;
+  class index : public pool_bins::index<Chunk> {
+    using base = pool_bins::index<Chunk>;
 
    public:
     explicit index(params const& p = {}) : base(bins_index_params{min_block, bin_count}), p_(p) {}

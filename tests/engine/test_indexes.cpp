@@ -119,9 +119,12 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
   }
 }
 
-TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
+// The (size, address) order's queries: best and worst fit, the largest chunk, and the
+// successor, which for bins crosses to the next non-empty bin when c is the last of its own.
+template <class Spec>
+void expect_size_address_order_on_random_sets()
 {
-  drive_randomly<tree_index>([](auto& f, std::size_t n, int step) {
+  drive_randomly<Spec>([](auto& f, std::size_t n, int step) {
     ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
     ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
     ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
@@ -131,17 +134,19 @@ TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
   });
 }
 
-TEST(BinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
-{
-  drive_randomly<bins_index>([](auto& f, std::size_t n, int step) {
-    ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
-    ASSERT_EQ(worst_fit::select(f.ix, n), model_worst(f.members, n)) << "step " << step;
-    // Crosses bins when c is the last of its own: the smallest chunk of the next non-empty bin.
-    if (f.members.empty()) return;
-    auto* c = f.members[static_cast<std::size_t>(step) % f.members.size()];
-    ASSERT_EQ(f.ix.successor(*c), model_successor(f.members, c)) << "step " << step;
-  });
-}
+TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<tree_index>(); }
+
+TEST(BinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<bins_index>(); }
+
+// 64 bins per doubling from 64 B: every doubling of drive_randomly's sizes fills one bitmap
+// word, so searches and successors cross words through the summary.
+struct fine_bins : basic_bins_index<6, 64 * 64> {
+  struct params : bins_index_params {
+    params() : bins_index_params{64, 11 * 64} {}
+  };
+};
+
+TEST(BinsIndex, FinerBinsMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<fine_bins>(); }
 
 TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)
 {
@@ -242,6 +247,63 @@ TEST(BinsIndex, BestFitCrossesToTheNextNonEmptyBinAndPrefersLowAddresses)
   EXPECT_EQ(f.ix.find_best(5000), nullptr);
   f.ix.erase(*b);
   EXPECT_EQ(f.ix.find_best(700), a);
+}
+
+TEST(BinsIndex, FinerBinsCutEachDoublingIntoEqualSteps)
+{
+  using quarters = basic_bins_index<2, 41 * 4>;  // as pytorch_caching's pools: four bins per doubling from 512 B
+  index_fixture<quarters> f(bins_index_params{512, 41 * 4});
+  EXPECT_EQ(f.ix.bin_of(1), 0u);
+  EXPECT_EQ(f.ix.bin_of(639), 0u);  // [512, 640) and everything below 512
+  EXPECT_EQ(f.ix.bin_of(640), 1u);
+  EXPECT_EQ(f.ix.bin_of(767), 1u);
+  EXPECT_EQ(f.ix.bin_of(768), 2u);
+  EXPECT_EQ(f.ix.bin_of(896), 3u);
+  EXPECT_EQ(f.ix.bin_of(1023), 3u);
+  EXPECT_EQ(f.ix.bin_of(1024), 4u);
+  EXPECT_EQ(f.ix.bin_of(1280), 5u);
+  EXPECT_EQ(f.ix.bin_of((std::size_t{20} << 20) + 1), 4u * 15 + 1);  // 20 MiB: 16 MiB + 1/4 of 16 MiB
+  EXPECT_EQ(f.ix.bin_of(~std::size_t{0}), 41u * 4 - 1);
+  for (unsigned b : {0u, 1u, 2u, 3u, 4u, 5u, 61u})
+    EXPECT_EQ(f.ix.bin_of(f.ix.bin_lower_bound(b)), b) << "bin " << b;
+  EXPECT_EQ(f.ix.bin_lower_bound(5), 1280u);
+  EXPECT_EQ(f.ix.bin_lower_bound(61), std::size_t{20} << 20);
+
+  EXPECT_THROW(quarters::index<chunk_of<quarters>>(bins_index_params{2, 8}), std::invalid_argument);  // bins under a byte
+  EXPECT_THROW(bins_index::index<chunk_of<bins_index>>(bins_index_params{256, 65}), std::invalid_argument);
+  EXPECT_THROW(quarters::index<chunk_of<quarters>>(bins_index_params{512, 41 * 4 + 64}), std::invalid_argument);  // past 3 bitmap words
+}
+
+TEST(BinBitmap, FindsTheNextBinAcrossWordsAndClearsTheSummary)
+{
+  detail::bin_bitmap<4> m;
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.first_from(0), m.none);
+  m.set(3);
+  m.set(130);
+  m.set(255);
+  EXPECT_EQ(m.first_from(0), 3u);
+  EXPECT_EQ(m.first_from(3), 3u);
+  EXPECT_EQ(m.first_from(4), 130u);  // word 1 is empty: the summary skips it
+  EXPECT_EQ(m.first_from(131), 255u);
+  EXPECT_EQ(m.first_after(3), 130u);
+  EXPECT_EQ(m.first_after(63), 130u);
+  EXPECT_EQ(m.first_after(255), m.none);
+  EXPECT_EQ(m.highest(), 255u);
+  m.reset(255);
+  EXPECT_EQ(m.highest(), 130u);
+  EXPECT_EQ(m.first_from(131), m.none);
+  m.reset(130);
+  m.reset(3);
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.check(), "");
+
+  detail::bin_bitmap<1> one;
+  one.set(63);
+  EXPECT_EQ(one.first_from(63), 63u);
+  EXPECT_EQ(one.first_after(62), 63u);
+  EXPECT_EQ(one.first_after(63), one.none);
+  EXPECT_EQ(one.highest(), 63u);
 }
 
 TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
