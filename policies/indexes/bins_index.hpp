@@ -61,7 +61,7 @@ struct basic_bins_index {
       if (p.bin_count == 0 || p.bin_count > bitmap::capacity)
         throw std::invalid_argument("bin_count must be in 1.." + std::to_string(bitmap::capacity));
       if (p.bin_base < bins_per_doubling)
-        throw std::invalid_argument("bin_base must be at least the bins per doubling, so that no bin is narrower than a byte");
+        throw std::invalid_argument("bin_base must be at least the bins per doubling: no bin narrower than a byte");
       bins_ = std::make_unique<set_type[]>(p.bin_count);
     }
     index(index&&) = default;

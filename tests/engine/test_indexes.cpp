@@ -134,9 +134,15 @@ void expect_size_address_order_on_random_sets()
   });
 }
 
-TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<tree_index>(); }
+TEST(TreeIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
+{
+  expect_size_address_order_on_random_sets<tree_index>();
+}
 
-TEST(BinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<bins_index>(); }
+TEST(BinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
+{
+  expect_size_address_order_on_random_sets<bins_index>();
+}
 
 // 64 bins per doubling from 64 B: every doubling of drive_randomly's sizes fills one bitmap
 // word, so searches and successors cross words through the summary.
@@ -269,9 +275,10 @@ TEST(BinsIndex, FinerBinsCutEachDoublingIntoEqualSteps)
   EXPECT_EQ(f.ix.bin_lower_bound(5), 1280u);
   EXPECT_EQ(f.ix.bin_lower_bound(61), std::size_t{20} << 20);
 
-  EXPECT_THROW(quarters::index<chunk_of<quarters>>(bins_index_params{2, 8}), std::invalid_argument);  // bins under a byte
+  using quarter_bins = quarters::index<chunk_of<quarters>>;
+  EXPECT_THROW(quarter_bins(bins_index_params{2, 8}), std::invalid_argument);             // bins under a byte
+  EXPECT_THROW(quarter_bins(bins_index_params{512, 41 * 4 + 64}), std::invalid_argument);  // past 3 bitmap words
   EXPECT_THROW(bins_index::index<chunk_of<bins_index>>(bins_index_params{256, 65}), std::invalid_argument);
-  EXPECT_THROW(quarters::index<chunk_of<quarters>>(bins_index_params{512, 41 * 4 + 64}), std::invalid_argument);  // past 3 bitmap words
 }
 
 TEST(BinBitmap, FindsTheNextBinAcrossWordsAndClearsTheSummary)

@@ -40,7 +40,10 @@ class bin_bitmap {
   }
 
   // The lowest set bin numbered b or above, or `none`; b must be below `capacity`.
-  [[nodiscard]] unsigned first_from(unsigned b) const noexcept { return first_in_or_after(b / 64, ~std::uint64_t{0} << (b % 64)); }
+  [[nodiscard]] unsigned first_from(unsigned b) const noexcept
+  {
+    return first_in_or_after(b / 64, ~std::uint64_t{0} << (b % 64));
+  }
 
   // The lowest set bin above b, or `none`; b must be below `capacity`. The mask is shifted
   // in two steps so that b % 64 == 63 gives an empty mask, not a shift by 64.
@@ -62,12 +65,15 @@ class bin_bitmap {
   {
     if constexpr (Words > 1)
       for (unsigned w = 0; w < Words; ++w)
-        if (((summary_ >> w) & 1u) != (words_[w] != 0)) return "summary bit " + std::to_string(w) + " disagrees with its word";
+        if (((summary_ >> w) & 1u) != (words_[w] != 0))
+          return "summary bit " + std::to_string(w) + " disagrees with its word";
     return {};
   }
 
  private:
   static constexpr std::uint64_t bit(unsigned i) noexcept { return std::uint64_t{1} << i; }
+  static unsigned lowest(std::uint64_t x) noexcept { return static_cast<unsigned>(std::countr_zero(x)); }
+  static unsigned top(std::uint64_t x) noexcept { return 63u - static_cast<unsigned>(std::countl_zero(x)); }
 
   // The lowest set bin among word w's bits in `mask`, else in the words after w.
   unsigned first_in_or_after(unsigned w, std::uint64_t mask) const noexcept
@@ -83,8 +89,6 @@ class bin_bitmap {
       return 64 * next + lowest(words_[next]);
     }
   }
-  static unsigned lowest(std::uint64_t x) noexcept { return static_cast<unsigned>(std::countr_zero(x)); }
-  static unsigned top(std::uint64_t x) noexcept { return 63u - static_cast<unsigned>(std::countl_zero(x)); }
 
   std::uint64_t words_[Words] = {};
   std::uint64_t summary_ = 0;  // bit w: words_[w] != 0 (unused with one word)
