@@ -23,7 +23,6 @@
 #include <boost/intrusive/set.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <iterator>
 #include <memory>
