@@ -497,6 +497,18 @@ class allocator {
         else ix.erase(*c);
         return mark_live(c, requested, stream);
       }
+    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
+      if (alignment <= cfg_.size.granule() && !buddy()) {
+        // The tail takes the chunk's node where its key falls in the same place.
+        if (splits(owner, *c, rounded)) {
+          std::size_t const whole = c->size;
+          chunk* const tail = split_at(c, rounded);
+          ix.exchange(*c, whole, *tail);
+        } else {
+          ix.erase(*c);
+        }
+        return mark_live(c, requested, stream);
+      }
     }
     ix.erase(*c);
     if (alignment > cfg_.size.granule()) {
@@ -598,6 +610,27 @@ class allocator {
       }
       ix.insert(*c);
       return c;
+    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
+      // As above, where the merged chunk's key falls in its node's place.
+      chunk* const n = c->next != nullptr && !c->next->in_use() ? c->next : nullptr;
+      chunk* const p = c->prev != nullptr && !c->prev->in_use() ? c->prev : nullptr;
+      if (p != nullptr) {
+        if (n != nullptr) {
+          ix.erase(*n);
+          absorb_next(c);
+        }
+        resize_in_index(ix, *p, p->size + c->size);
+        chunks_.destroy(unlink_next(p));
+        return p;
+      }
+      if (n != nullptr) {  // c, grown, is exchanged for its next neighbour
+        c->size += n->size;
+        ix.exchange(*n, n->size, *c);
+        chunks_.destroy(unlink_next(c));
+        return c;
+      }
+      ix.insert(*c);
+      return c;
     } else {
       c = merge_free_neighbours(c, ix);
       ix.insert(*c);
@@ -605,12 +638,16 @@ class allocator {
     }
   }
 
-  // c, in the index, changes size without moving.
+  // c, in the index, changes size; its address stays.
   void resize_in_index(index_type& ix, chunk& c, std::size_t size)
   {
     if constexpr (in_place_index<index_type, chunk>) {
       c.size = size;
       ix.resized(c);
+    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
+      std::size_t const was = c.size;
+      c.size = size;
+      ix.exchange(c, was, c);
     } else {
       ix.erase(c);
       c.size = size;

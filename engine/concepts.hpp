@@ -28,6 +28,15 @@
 // |                                |                   | of the index lies between their addresses       |
 // | ix.resized(c)                  | void              | c, indexed, grew or shrank without moving       |
 //
+// An index ordered by a key (the (size, address) trees and bins) may exchange one chunk for
+// another in one step (`keyed_in_place_index`); the engine then splits and merges through
+// it, and the index keeps the node where the new key falls in the old one's place:
+// | expression                     | result            | meaning                                        |
+// |--------------------------------|-------------------|------------------------------------------------|
+// | ix.exchange(old, n, fresh)     | void              | fresh enters, old (indexed when its size was n; |
+// |                                |                   | it may have changed since) leaves. fresh may be |
+// |                                |                   | old, resized                                    |
+//
 // Fit (policies/fits.hpp): `F::select(ix, n)` returns the chosen free chunk of size >= n
 // or null, by calling the capability its rule needs; an index that lacks the capability
 // does not compile with that fit (`serves<Index, Fit>` says which pairs exist).
@@ -99,6 +108,11 @@ template <class Ix, class C>
 concept in_place_index = free_index<Ix, C> && requires(Ix ix, C& c) {
   ix.replace(c, c);
   ix.resized(c);
+};
+
+template <class Ix, class C>
+concept keyed_in_place_index = free_index<Ix, C> && requires(Ix ix, C& c, std::size_t n) {
+  ix.exchange(c, n, c);
 };
 
 template <class R>

@@ -107,6 +107,25 @@ struct basic_bins_index {
       --size_;
     }
 
+    // fresh enters and old (indexed when it had size old_size) leaves, in one step
+    // (`keyed_in_place_index`): fresh takes old's node where its key falls in old's bin
+    // between old's neighbours there; every chunk of another bin is on one side of both.
+    void exchange(Chunk& old, std::size_t old_size, Chunk& fresh) noexcept
+    {
+      unsigned const from = bin_of(old_size);
+      unsigned const to = bin_of(fresh.size);
+      auto& bin = bins_[from];
+      auto const it = bin.iterator_to(old);
+      if (from == to && detail::fits_between_neighbours(bin, it, detail::size_address_less::key(fresh))) {
+        if (&old != &fresh) bin.replace_node(it, fresh);
+        return;
+      }
+      bin.erase(it);
+      if (bin.empty()) nonempty_.reset(from);
+      bins_[to].insert(fresh);
+      nonempty_.set(to);
+    }
+
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
 

@@ -92,12 +92,7 @@ struct segregated_index {
 
     void insert(Chunk& c)
     {
-      std::uint32_t const i = list_number(c.size);
-      c.free_hook.list = i;
-      lists_[i].push_front(c);
-      sl_bitmap_[i >> sli_] |= std::uint64_t{1} << (i & sl_mask());
-      fl_bitmap_ |= std::uint64_t{1} << (i >> sli_);
-      ++size_;
+      insert_into(c, list_number(c.size));
     }
 
     void erase(Chunk& c) noexcept
@@ -111,6 +106,25 @@ struct segregated_index {
         if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
       }
       --size_;
+    }
+
+    // fresh enters and old leaves in one step (`keyed_in_place_index`). Where fresh belongs
+    // to old's list and old heads it, fresh takes old's place at the head, which is where
+    // erase-then-insert would put it, and the bitmaps stay as they are.
+    void exchange(Chunk& old, std::size_t /*old_size*/, Chunk& fresh) noexcept
+    {
+      std::uint32_t const i = old.free_hook.list;
+      std::uint32_t const j = list_number(fresh.size);
+      auto& l = lists_[i];
+      if (j != i || &l.front() != &old) {
+        erase(old);
+        insert_into(fresh, j);
+        return;
+      }
+      if (&old == &fresh) return;
+      fresh.free_hook.list = i;
+      l.pop_front();
+      l.push_front(fresh);
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -198,6 +212,16 @@ struct segregated_index {
     }
 
    private:
+    // insert() into list i, which the caller has computed.
+    void insert_into(Chunk& c, std::uint32_t i) noexcept
+    {
+      c.free_hook.list = i;
+      lists_[i].push_front(c);
+      sl_bitmap_[i >> sli_] |= std::uint64_t{1} << (i & sl_mask());
+      fl_bitmap_ |= std::uint64_t{1} << (i >> sli_);
+      ++size_;
+    }
+
     std::size_t linear_step() const noexcept { return std::size_t{1} << (linear_shift_ - sli_); }
     std::uint32_t sl_mask() const noexcept { return (1u << sli_) - 1; }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <utility>
 
 namespace fraglab::detail {
@@ -33,5 +34,17 @@ struct size_address_less {
     return (ka.size < kb.size) | ((ka.size == kb.size) & (ka.address < kb.address));
   }
 };
+
+// Whether the key k belongs where `it` sits in `set`: strictly between its neighbours in
+// the order, so that a chunk with that key may take the node (Boost's replace_node)
+// without a descent or a rebalancing. Reads the two neighbours only.
+template <class Set>
+bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_key k) noexcept
+{
+  size_address_less const less;
+  if (it != set.begin() && !less(*std::prev(it), k)) return false;
+  auto const after = std::next(it);
+  return after == set.end() || less(k, *after);
+}
 
 }  // namespace fraglab::detail

@@ -36,6 +36,19 @@ struct tree_index {
 
     void insert(Chunk& c) { set_.insert(c); }
     void erase(Chunk& c) noexcept { set_.erase(set_.iterator_to(c)); }
+    // fresh enters and old (indexed when it had size old_size) leaves, in one step: fresh
+    // takes old's node where its key falls in old's place (`keyed_in_place_index`).
+    void exchange(Chunk& old, std::size_t /*old_size*/, Chunk& fresh) noexcept
+    {
+      auto const it = set_.iterator_to(old);
+      if (detail::fits_between_neighbours(set_, it, detail::size_address_less::key(fresh))) {
+        if (&old != &fresh) set_.replace_node(it, fresh);
+        return;
+      }
+      set_.erase(it);
+      set_.insert(fresh);
+    }
+
     [[nodiscard]] std::size_t size() const noexcept { return set_.size(); }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
 

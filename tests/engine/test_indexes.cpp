@@ -2,6 +2,7 @@
 // random sizes and addresses, and after every step each query the index serves must name
 // the chunk the rule defines. Plus hand-checked shapes (bins, TLSF classes).
 #include "engine/chunk.hpp"
+#include "engine/concepts.hpp"
 #include "experiments/gen/rng.hpp"
 #include "policies/indexes/address_ordered_tree_index.hpp"
 #include "policies/indexes/bins_index.hpp"
@@ -85,30 +86,68 @@ struct index_fixture {
 };
 
 // Random chunks at distinct addresses (slots 64 KiB apart), sizes from a skewed spread.
+// An index that exchanges chunks in one step (keyed_in_place_index) also gets exchanges:
+// a member for a fresh chunk, or for itself resized, to a size near its own (which often
+// keeps its place in the order) or anywhere in the spread (which often does not).
 template <class Spec, class Check>
 void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, bool back_insert = false)
 {
   index_fixture<Spec> f;
+  using C = typename index_fixture<Spec>::C;
+  constexpr bool exchanges = keyed_in_place_index<decltype(f.ix), C>;
   std::vector<bool> used(4096, false);
+  auto const base = std::uintptr_t{1} << 30;
+  auto random_size = [&] { return f.r.chance(30) ? 16 * f.r.uniform(1, 8) : 16 * (f.r.log_uniform(0, 12) + 1); };
+  auto free_slot = [&] {
+    std::size_t slot = f.r.uniform(0, used.size() - 1);
+    while (used[slot]) slot = (slot + 1) % used.size();
+    used[slot] = true;
+    return base + slot * 65536;
+  };
+  auto add_member = [&](C* c) {
+    if (front_insert) f.members.insert(f.members.begin(), c);
+    else if (back_insert) f.members.push_back(c);
+    else f.members.insert(std::upper_bound(f.members.begin(), f.members.end(), c,
+                                           [](auto* a, auto* b) { return a->address < b->address; }),
+                          c);
+  };
   for (int step = 0; step < steps; ++step) {
     bool const insert = f.members.empty() || (f.members.size() < 600 && f.r.chance(55));
+    if constexpr (exchanges) {
+      if (!f.members.empty() && f.r.chance(25)) {
+        std::size_t const i = f.r.uniform(0, f.members.size() - 1);
+        C* old = f.members[i];
+        std::size_t const was = old->size;
+        std::size_t const delta = 16 * f.r.uniform(0, 4);
+        std::size_t const near = f.r.chance(50) || delta >= was ? was + delta : was - delta;
+        std::size_t const size = f.r.chance(50) ? near : random_size();
+        if (f.r.chance(50)) {
+          old->size = size;
+          f.ix.exchange(*old, was, *old);
+        } else {
+          C* fresh = f.make(free_slot(), size);
+          f.ix.exchange(*old, was, *fresh);
+          used[(old->address - base) / 65536] = false;
+          f.members.erase(f.members.begin() + static_cast<std::ptrdiff_t>(i));
+          add_member(fresh);
+        }
+        ASSERT_EQ(f.ix.size(), f.members.size());
+        ASSERT_EQ(f.ix.check(), "") << "step " << step;
+        for (C* m : f.members) ASSERT_TRUE(f.ix.contains(*m)) << "step " << step;
+        check(f, 16 * (f.r.log_uniform(0, 12) + 1), step);
+        if (::testing::Test::HasFatalFailure()) return;
+        continue;
+      }
+    }
     if (insert) {
-      std::size_t slot = f.r.uniform(0, used.size() - 1);
-      while (used[slot]) slot = (slot + 1) % used.size();
-      used[slot] = true;
-      std::size_t const size = f.r.chance(30) ? 16 * f.r.uniform(1, 8) : 16 * (f.r.log_uniform(0, 12) + 1);
-      auto* c = f.make((std::uintptr_t{1} << 30) + slot * 65536, size);
+      auto* c = f.make(free_slot(), random_size());
       f.ix.insert(*c);
-      if (front_insert) f.members.insert(f.members.begin(), c);
-      else if (back_insert) f.members.push_back(c);
-      else f.members.insert(std::upper_bound(f.members.begin(), f.members.end(), c,
-                                             [](auto* a, auto* b) { return a->address < b->address; }),
-                            c);
+      add_member(c);
     } else {
       std::size_t const i = f.r.uniform(0, f.members.size() - 1);
       auto* c = f.members[i];
       f.ix.erase(*c);
-      used[(c->address - (std::uintptr_t{1} << 30)) / 65536] = false;
+      used[(c->address - base) / 65536] = false;
       f.members.erase(f.members.begin() + static_cast<std::ptrdiff_t>(i));
     }
     ASSERT_EQ(f.ix.size(), f.members.size());
