@@ -116,7 +116,7 @@ struct basic_bins_index {
       unsigned const to = bin_of(fresh.size);
       auto& bin = bins_[from];
       auto const it = bin.iterator_to(old);
-      if (from == to && detail::fits_between_neighbours(bin, it, detail::size_address_less::key(fresh))) {
+      if (from == to && detail::fits_between_neighbours(bin, it, {old_size, old.address}, detail::size_address_less::key(fresh))) {
         if (&old != &fresh) bin.replace_node(it, fresh);
         return;
       }

@@ -25,7 +25,7 @@ struct size_address_less {
   static size_address_key key(size_address_key k) noexcept { return k; }
 
   template <class A, class B>
-  bool operator()(A const& a, B const& b) const noexcept
+  [[gnu::always_inline]] bool operator()(A const& a, B const& b) const noexcept
   {
     if (counter != nullptr) ++*counter;
     auto const ka = key(a);
@@ -35,16 +35,17 @@ struct size_address_less {
   }
 };
 
-// Whether the key k belongs where `it` sits in `set`: strictly between its neighbours in
-// the order, so that a chunk with that key may take the node (Boost's replace_node)
-// without a descent or a rebalancing. Reads the two neighbours only.
+// Whether the key `to` belongs where `it` sits in `set`, whose node is ordered by the key
+// `from`: strictly between the node's neighbours, so that a chunk with that key may take the
+// node (Boost's replace_node) without a descent or a rebalancing. Only the neighbour on
+// the side the key moves towards can be passed, so only that one is read.
 template <class Set>
-bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_key k) noexcept
+bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_key from, size_address_key to) noexcept
 {
   size_address_less const less;
-  if (it != set.begin() && !less(*std::prev(it), k)) return false;
+  if (less(to, from)) return it == set.begin() || less(*std::prev(it), to);
   auto const after = std::next(it);
-  return after == set.end() || less(k, *after);
+  return after == set.end() || less(to, *after);
 }
 
 }  // namespace fraglab::detail
