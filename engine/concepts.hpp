@@ -28,9 +28,10 @@
 // |                                |                   | of the index lies between their addresses       |
 // | ix.resized(c)                  | void              | c, indexed, grew or shrank without moving       |
 //
-// An index ordered by a key (the (size, address) trees and bins) may exchange one chunk for
-// another in one step (`keyed_in_place_index`); the engine then splits and merges through
-// it, and the index keeps the node where the new key falls in the old one's place:
+// An index ordered by size (the (size, address) trees and bins, TLSF's lists) may exchange
+// one chunk for another in one step (`keyed_in_place_index`); the engine then splits and
+// merges through it, and the index keeps the node where the new key falls in the old
+// one's place:
 // | expression                     | result            | meaning                                        |
 // |--------------------------------|-------------------|------------------------------------------------|
 // | ix.exchange(old, n, fresh)     | void              | fresh enters, old (indexed when its size was n; |

@@ -116,7 +116,8 @@ struct basic_bins_index {
       unsigned const to = bin_of(fresh.size);
       auto& bin = bins_[from];
       auto const it = bin.iterator_to(old);
-      if (from == to && detail::fits_between_neighbours(bin, it, {old_size, old.address}, detail::size_address_less::key(fresh))) {
+      detail::size_address_key const was{old_size, old.address};
+      if (from == to && detail::fits_between_neighbours(bin, it, was, detail::size_address_less::key(fresh))) {
         if (&old != &fresh) bin.replace_node(it, fresh);
         return;
       }

@@ -25,7 +25,7 @@ struct size_address_less {
   static size_address_key key(size_address_key k) noexcept { return k; }
 
   template <class A, class B>
-  [[gnu::always_inline]] bool operator()(A const& a, B const& b) const noexcept
+  bool operator()(A const& a, B const& b) const noexcept
   {
     if (counter != nullptr) ++*counter;
     auto const ka = key(a);

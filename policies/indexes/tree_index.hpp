@@ -36,12 +36,14 @@ struct tree_index {
 
     void insert(Chunk& c) { set_.insert(c); }
     void erase(Chunk& c) noexcept { set_.erase(set_.iterator_to(c)); }
+
     // fresh enters and old (indexed when it had size old_size) leaves, in one step: fresh
     // takes old's node where its key falls in old's place (`keyed_in_place_index`).
     void exchange(Chunk& old, std::size_t old_size, Chunk& fresh) noexcept
     {
       auto const it = set_.iterator_to(old);
-      if (detail::fits_between_neighbours(set_, it, {old_size, old.address}, detail::size_address_less::key(fresh))) {
+      detail::size_address_key const was{old_size, old.address};
+      if (detail::fits_between_neighbours(set_, it, was, detail::size_address_less::key(fresh))) {
         if (&old != &fresh) set_.replace_node(it, fresh);
         return;
       }

@@ -131,21 +131,24 @@ struct without_in_place_updates : Spec {
   };
 };
 
+// The index type an engine builds from a spec, over its chunk type.
+template <class Spec>
+using index_of = typename Spec::template index<basic_chunk<Spec>>;
+
 TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
 {
   using list = address_ordered_list_index;
   using tree = address_ordered_tree_index;
-  static_assert(in_place_index<tree::index<basic_chunk<tree>>, basic_chunk<tree>>);
-  static_assert(!in_place_index<without_in_place_updates<tree>::index<basic_chunk<without_in_place_updates<tree>>>,
-                                basic_chunk<without_in_place_updates<tree>>>);
+  static_assert(in_place_index<index_of<tree>, basic_chunk<tree>>);
+  static_assert(!in_place_index<index_of<without_in_place_updates<tree>>, basic_chunk<without_in_place_updates<tree>>>);
   expect_same_decisions<policy<without_in_place_updates<list>, first_fit>, policy<tree, first_fit>>(80, 6);
   expect_same_decisions<policy<without_in_place_updates<list>, next_fit>, policy<list, next_fit>>(90, 6);
   expect_same_decisions<policy<without_in_place_updates<tree>, next_fit>, policy<tree, next_fit>>(100, 6);
 
   // The (size, address) indexes exchange a chunk for its split remainder or merged self
   // in one step, keeping the node where the new key falls in the old one's place.
-  static_assert(keyed_in_place_index<tree_index::index<basic_chunk<tree_index>>, basic_chunk<tree_index>>);
-  static_assert(!keyed_in_place_index<without_in_place_updates<tree_index>::index<basic_chunk<without_in_place_updates<tree_index>>>,
+  static_assert(keyed_in_place_index<index_of<tree_index>, basic_chunk<tree_index>>);
+  static_assert(!keyed_in_place_index<index_of<without_in_place_updates<tree_index>>,
                                       basic_chunk<without_in_place_updates<tree_index>>>);
   expect_same_decisions<policy<without_in_place_updates<tree_index>, best_fit>, policy<tree_index, best_fit>>(110, 6);
   expect_same_decisions<policy<without_in_place_updates<tree_index>, worst_fit>, policy<tree_index, worst_fit>>(120, 4);
@@ -153,7 +156,8 @@ TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
   expect_same_decisions<policy<without_in_place_updates<bins_index>, worst_fit>, policy<bins_index, worst_fit>>(140, 4);
   // TLSF's lists exchange only at a list's head, where erase-then-insert would put the
   // newcomer too: good fit takes heads, so a wrong order changes its decisions.
-  expect_same_decisions<policy<without_in_place_updates<segregated_index>, good_fit>, policy<segregated_index, good_fit>>(150, 6);
+  using tlsf_lists = segregated_index;
+  expect_same_decisions<policy<without_in_place_updates<tlsf_lists>, good_fit>, policy<tlsf_lists, good_fit>>(150, 6);
 }
 
 TEST(Equivalence, WorstFitIsTheSameChoiceInEveryIndexThatServesIt)
