@@ -490,20 +490,14 @@ class allocator {
                                   std::size_t alignment, stream_id stream)
   {
     auto& ix = owner.index;
-    if constexpr (in_place_index<index_type, chunk>) {
+    if constexpr (updates_in_place) {
       if (alignment <= cfg_.size.granule() && !buddy()) {
-        // The split-off tail takes the chunk's place in address order: one index update, not two.
-        if (splits(owner, *c, rounded)) ix.replace(*c, *split_at(c, rounded));
-        else ix.erase(*c);
-        return mark_live(c, requested, stream);
-      }
-    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
-      if (alignment <= cfg_.size.granule() && !buddy()) {
-        // The tail takes the chunk's node where its key falls in the same place.
+        // The split-off tail takes the chunk's place: one index update, not two (none at all
+        // where a size-ordered index keeps the node).
         if (splits(owner, *c, rounded)) {
           std::size_t const whole = c->size;
           chunk* const tail = split_at(c, rounded);
-          ix.exchange(*c, whole, *tail);
+          replaced_in_index(ix, *c, whole, *tail);
         } else {
           ix.erase(*c);
         }
@@ -590,31 +584,10 @@ class allocator {
   // previous, as TF does) and leaves the surviving chunk in the index.
   chunk* coalesce_into_index(chunk* c, index_type& ix) noexcept
   {
-    if constexpr (in_place_index<index_type, chunk>) {
+    if constexpr (updates_in_place) {
       chunk* const n = c->next != nullptr && !c->next->in_use() ? c->next : nullptr;
       chunk* const p = c->prev != nullptr && !c->prev->in_use() ? c->prev : nullptr;
       if (p != nullptr) {  // the previous chunk grows where it is
-        if (n != nullptr) {
-          ix.erase(*n);
-          absorb_next(c);
-        }
-        absorb_next(p);
-        ix.resized(*p);
-        return p;
-      }
-      if (n != nullptr) {  // c, grown, takes its next neighbour's place
-        c->size += n->size;
-        ix.replace(*n, *c);
-        chunks_.destroy(unlink_next(c));
-        return c;
-      }
-      ix.insert(*c);
-      return c;
-    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
-      // As above, where the merged chunk's key falls in its node's place.
-      chunk* const n = c->next != nullptr && !c->next->in_use() ? c->next : nullptr;
-      chunk* const p = c->prev != nullptr && !c->prev->in_use() ? c->prev : nullptr;
-      if (p != nullptr) {
         if (n != nullptr) {
           ix.erase(*n);
           absorb_next(c);
@@ -623,9 +596,10 @@ class allocator {
         chunks_.destroy(unlink_next(p));
         return p;
       }
-      if (n != nullptr) {  // c, grown, is exchanged for its next neighbour
-        c->size += n->size;
-        ix.exchange(*n, n->size, *c);
+      if (n != nullptr) {  // c, grown, takes its next neighbour's place
+        std::size_t const was = n->size;
+        c->size += was;
+        replaced_in_index(ix, *n, was, *c);
         chunks_.destroy(unlink_next(c));
         return c;
       }
@@ -641,18 +615,35 @@ class allocator {
   // c, in the index, changes size; its address stays.
   void resize_in_index(index_type& ix, chunk& c, std::size_t size)
   {
-    if constexpr (in_place_index<index_type, chunk>) {
-      c.size = size;
-      ix.resized(c);
-    } else if constexpr (keyed_in_place_index<index_type, chunk>) {
+    if constexpr (updates_in_place) {
       std::size_t const was = c.size;
       c.size = size;
-      ix.exchange(c, was, c);
+      resized_in_index(ix, c, was);
     } else {
       ix.erase(c);
       c.size = size;
       ix.insert(c);
     }
+  }
+
+  // Whether the index splits and merges in place: by address alone (in_place_index), or by
+  // a key it checks on each exchange (keyed_in_place_index). The two helpers below are the
+  // only places where the two kinds differ.
+  static constexpr bool updates_in_place =
+      in_place_index<index_type, chunk> || keyed_in_place_index<index_type, chunk>;
+
+  // fresh takes the place of old, which was indexed when its size was old_size.
+  void replaced_in_index(index_type& ix, chunk& old, std::size_t old_size, chunk& fresh) noexcept
+  {
+    if constexpr (in_place_index<index_type, chunk>) ix.replace(old, fresh);
+    else ix.exchange(old, old_size, fresh);
+  }
+
+  // c, indexed when its size was `was`, has grown or shrunk where it is.
+  void resized_in_index(index_type& ix, chunk& c, std::size_t was) noexcept
+  {
+    if constexpr (in_place_index<index_type, chunk>) ix.resized(c);
+    else ix.exchange(c, was, c);
   }
 
   // c is free and not in the index; merges it with free neighbours (next first, then
