@@ -1,12 +1,14 @@
 // The live-address map against std::unordered_map on random inserts and extractions: every
 // lookup, present or absent, must agree after every step. Addresses are multiples of
 // 4 KiB, so their low bits are all equal and runs of probes form; extracting from the middle of
-// a run exercises the backward shift. Address 0 is used too: emptiness is not an address.
+// a run exercises the backward shift. Thousands are live at a time, so blocks leave the
+// nursery for the table all the time. Address 0 is used too: emptiness is not an address.
 #include "engine/detail/live_address_map.hpp"
 #include "experiments/gen/rng.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +44,7 @@ TEST(LiveAddressMap, AgreesWithUnorderedMapThroughGrowthAndBackwardShifts)
       live.pop_back();
     }
     ASSERT_EQ(map.size(), reference.size());
+    ASSERT_LE(map.table_size(), map.size());
     if (step % 97 == 0) {
       for (auto const& [address, rec] : reference) ASSERT_EQ(map.find(address), rec) << "step " << step;
       for (int k = 0; k < 50; ++k) {
@@ -51,6 +54,44 @@ TEST(LiveAddressMap, AgreesWithUnorderedMapThroughGrowthAndBackwardShifts)
       }
     }
   }
+}
+
+// More blocks live than the nursery holds: the older ones move to the table and stay
+// reachable there, through the table's growth, and leave it when extracted.
+TEST(LiveAddressMap, BlocksPromotedToTheTableStayReachable)
+{
+  detail::live_address_map<record> map;
+  std::deque<record> records;
+  for (std::uintptr_t k = 0; k < 5000; ++k) map.insert(records.emplace_back(record{k * 48}));
+  EXPECT_EQ(map.size(), 5000u);
+  EXPECT_GE(map.table_size(), 5000u - 1024u);  // at most one block a nursery slot
+  for (auto& rec : records) ASSERT_EQ(map.find(rec.address), &rec);
+  for (auto& rec : records) ASSERT_EQ(map.extract(rec.address), &rec) << rec.address;  // oldest, promoted, first
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.table_size(), 0u);
+  for (auto& rec : records) ASSERT_EQ(map.find(rec.address), nullptr);
+}
+
+// A block freed before a younger one needs its nursery slot never reaches the table: here a
+// hundred long-lived blocks and a stream of short-lived ones, each freed two allocations
+// later. Only long-lived blocks (and short-lived ones whose slot a newer one took) may move.
+TEST(LiveAddressMap, ShortLivedBlocksStayInTheNursery)
+{
+  detail::live_address_map<record> map;
+  std::deque<record> long_lived, short_lived;
+  for (std::uintptr_t k = 0; k < 100; ++k) map.insert(long_lived.emplace_back(record{(1u << 30) + k * 64}));
+  EXPECT_EQ(map.table_size(), 0u);
+  std::size_t most_in_table = 0;
+  for (std::uintptr_t k = 0; k < 100000; ++k) {
+    map.insert(short_lived.emplace_back(record{k * 32}));
+    if (k >= 2) ASSERT_EQ(map.extract((k - 2) * 32), &short_lived[k - 2]);
+    most_in_table = std::max(most_in_table, map.table_size());
+  }
+  EXPECT_EQ(map.size(), 102u);
+  // Each of the 100,000 insertions finds its slot taken with chance about 102/1024; without
+  // the nursery every one of them would have gone to the table.
+  EXPECT_LT(most_in_table, 300u);
+  for (auto& rec : long_lived) ASSERT_EQ(map.find(rec.address), &rec);
 }
 
 TEST(LiveAddressMap, FindsAddressZeroAndForgetsItOnExtract)
