@@ -2,14 +2,15 @@
 """The speed table: fraglab's policies against glibc, jemalloc, mimalloc and tcmalloc, and
 against a bump allocator that never reuses memory (the harness's floor).
 
-    experiments/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N]
+    experiments/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N] [--rounds N]
 
 Runs the benchmark suite (benchmarks/, docs/performance.md), whose every subject goes
 through the replay loop of `fraglab replay` over events parsed beforehand:
 
   replays   the host traces (../shared/traces/host), programs traced at run time
             (experiments/program_traces.py), generated deep-learning workloads and the
-            PyTorch snapshots (experiments/dl_workloads.py)
+            PyTorch snapshots (experiments/dl_workloads.py), in --rounds rounds, each subject
+            on a trace right after the others; a subject's ns/op is its minimum over rounds
   patterns  steady-state random sizes, LIFO, and batch alloc then shuffled free, at 1e3 to
             1e6 live blocks (benchmarks/alloc_patterns.hpp)
   callgrind instructions per operation of every subject on one trace (scp, or the smallest
@@ -97,6 +98,13 @@ def instructions(binary, subject_args, trace, env, scratch):
     return total / ops, ops
 
 
+def check_served(name, library, measured):
+    """Exits unless the preloaded library is what served malloc in `measured`."""
+    served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in measured}
+    if name not in served:
+        sys.exit(f"speed_table.py: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
+
+
 def fmt(x, digits=1):
     return f"{x:.{digits}f}"
 
@@ -106,7 +114,14 @@ def main(argv):
     common_arguments(parser, "")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds of the replays (default 3, 1 with --quick); each subject's ns/op is its "
+                             "minimum over them")
     args = parser.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.rounds < 1:
+        parser.error("--rounds: expected at least 1")
 
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
@@ -135,21 +150,37 @@ def main(argv):
         (["--pattern-events", "16384"] if args.quick else [])
     paths = [path for _, _, path in traces]
     with tempfile.TemporaryDirectory(prefix="speed_table.") as scratch:
-        # One process per general-purpose allocator; fraglab's policies and the floor run in the
-        # first, beside glibc. The scan runs the patterns only.
+        # Replays: every round takes the traces one at a time and measures every subject on a
+        # trace before moving on (fraglab's policies, the floor and glibc in one process, each
+        # other general-purpose allocator in its own), so that a trace's ratios compare runs a
+        # minute or two apart; a subject's ns/op is its minimum over the rounds, the estimate
+        # of the unloaded time that a shared machine's load disturbs least.
         results = {}
+        rounds = args.rounds
+        for r in range(rounds):
+            for path in paths:
+                for name, library in GENERAL_PURPOSE:
+                    env = preload_env(library)
+                    policies = ",".join(POLICIES) if library is None else "none"
+                    extra = ["--floor"] if library is None else []
+                    measured = bench(bench_bin, ["--policies", policies, "--malloc", "--patterns", "none"] + extra +
+                                     iterations + [path], env, scratch)
+                    check_served(name, library, measured)
+                    for key, row in measured.items():
+                        if key not in results or row["ns_per_op"] < results[key]["ns_per_op"]:
+                            results[key] = row
+            print(f"speed_table.py: replays, round {r + 1} of {rounds} measured", file=sys.stderr)
+        # Patterns: one process per general-purpose allocator, fraglab's policies, the floor and
+        # the scan beside glibc.
         for name, library in GENERAL_PURPOSE:
             env = preload_env(library)
-            policies = ",".join(POLICIES) if library is None else "none"
+            policies = ",".join(POLICIES) + "," + SCAN if library is None else "none"
             extra = ["--floor"] if library is None else []
-            results |= bench(bench_bin, ["--policies", policies, "--malloc", "--patterns", "none"] + extra + iterations
-                             + paths, env, scratch)
-            results |= bench(bench_bin, ["--policies", policies + ("," + SCAN if library is None else ""), "--malloc"]
-                             + extra + pattern_args + iterations, env, scratch)
-            print(f"speed_table.py: {name} measured", file=sys.stderr)
-            served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in results}
-            if name not in served:
-                sys.exit(f"speed_table.py: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
+            measured = bench(bench_bin, ["--policies", policies, "--malloc"] + extra + pattern_args + iterations, env,
+                             scratch)
+            check_served(name, library, measured)
+            results |= measured
+            print(f"speed_table.py: patterns of {name} measured", file=sys.stderr)
 
         # scp: a real program's 71k events; without the shared traces, the smallest traced program.
         cg_trace = host.get("scp") or min(programs.values(), key=os.path.getsize)
@@ -204,7 +235,11 @@ def main(argv):
         ["Every subject runs through the replay loop of `fraglab replay` over events parsed beforehand "
          "(docs/performance.md). ns/op is allocator time per event, the mean of the timed passes after one "
          "warm-up pass (in a full run, at least a million timed events per benchmark); fraglab's policies "
-         "run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump never reuses memory and is the floor of the harness itself."],
+         "run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
+         "never reuses memory and is the floor of the harness itself. "
+         + (f"Each replay is the minimum of {args.rounds} rounds; a round" if args.rounds > 1 else "The one round")
+         + " measures every subject on one trace before it moves to the next, so that a trace's ratios compare "
+         "runs a minute or two apart on this shared machine."],
         ["## ns per operation", ""] + markdown_table(["trace", "family"] + names, table),
         ["## Ratio to the fastest general-purpose allocator", ""] +
         markdown_table(["trace"] + POLICIES + ["fastest general-purpose ns/op"], ratios),

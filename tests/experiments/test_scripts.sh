@@ -54,9 +54,15 @@ expect "replay_throughput.py runs" '[[ $? -eq 0 ]] || { cat "$work/speed.err"; f
 expect "replay_throughput.csv has provenance" 'provenance_ok "$work/out/replay_throughput.csv" "trace,policy,events,ns_per_op"'
 
 build=$(dirname "$(dirname "$fraglab")")
-$py "$root/experiments/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
+$py "$root/experiments/speed_table.py" --quick --rounds 0 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
+  --work-dir "$work/st" 2> "$work/st0.err"
+expect "speed_table.py refuses --rounds 0" '[[ $? -ne 0 ]] && grep -q -- "--rounds: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
+# Two rounds: each replay is measured twice and kept once, at its minimum.
+$py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
   --work-dir "$work/st" 2> "$work/st.err"
 expect "speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/st.err"; false; }'
+expect "speed_table.py measured two rounds" 'grep -q "replays, round 2 of 2 measured" "$work/st.err"'
+expect "speed.md says how many rounds each replay is the minimum of" 'grep -q "minimum of 2 rounds; a round measures every subject on one trace" "$work/out/speed.md"'
 expect "speed.csv has provenance and the table's columns" \
   'provenance_ok "$work/out/speed.csv" "family,trace,subject,kind,events,ns_per_op,ratio_to_fastest_general_purpose,ratio_to_floor,failed_allocs"'
 # 6 traced programs and 5 generated workloads, each under 10 policies, 4 general-purpose
