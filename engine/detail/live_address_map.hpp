@@ -2,11 +2,11 @@
 //
 // Two levels. Most blocks die young (the median block of the traced g++, perl and python3
 // lives 3-7 events; Barrett & Zorn, "Using lifetime predictors to improve memory allocation
-// performance", PLDI 1993, report the same of C programs), so a block enters a small
-// direct-mapped nursery first, a few cache lines that stay in the first-level cache. It
-// moves to the table only when a younger block needs its nursery slot; a block freed
-// before that never touches the table. The table is large (16 bytes a slot, two to four
-// slots a live block) and a probe into it is a cache miss once it outgrows the caches.
+// performance", PLDI 1993, report the same of C programs), so a block enters a
+// direct-mapped nursery first, 16 KiB that stay in the first-level cache. It moves to the
+// table only when a younger block needs its nursery slot; a block freed before that never
+// touches the table. The table is large (16 bytes a slot, two to four slots a live block)
+// and a probe into it is a cache miss once it outgrows the caches.
 //
 // The table: open addressing with linear probing, Fibonacci hashing (Knuth, TAOCP vol. 3,
 // 6.4) and backward-shift deletion (Knuth's Algorithm R), kept at most half full. A
@@ -15,7 +15,7 @@
 // blocks it holds reaches a new high, never in the steady state.
 //
 // Measured (docs/performance.md, seventh round): a zero-cost lookup would make the replays
-// 15-45% faster, so the map is the largest single cost of a free. The nursery recovers up
+// 14-43% faster, so the map is the largest single cost of a free. The nursery recovers up
 // to half of that where blocks die young (tlsf on groff -22%, on g++ -18%); a table with
 // four-entry buckets, an address hash that keeps neighbouring blocks in one line, and
 // Abseil's Swiss table (flat_hash_map, 50 more instructions per operation) bought nothing.

@@ -84,7 +84,9 @@ TEST(LiveAddressMap, ShortLivedBlocksStayInTheNursery)
   std::size_t most_in_table = 0;
   for (std::uintptr_t k = 0; k < 100000; ++k) {
     map.insert(short_lived.emplace_back(record{k * 32}));
-    if (k >= 2) ASSERT_EQ(map.extract((k - 2) * 32), &short_lived[k - 2]);
+    if (k >= 2) {
+      ASSERT_EQ(map.extract((k - 2) * 32), &short_lived[k - 2]);
+    }
     most_in_table = std::max(most_in_table, map.table_size());
   }
   EXPECT_EQ(map.size(), 102u);
