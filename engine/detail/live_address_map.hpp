@@ -6,7 +6,9 @@
 // direct-mapped nursery first, 16 KiB that stay in the first-level cache. It moves to the
 // table only when a younger block needs its nursery slot; a block freed before that never
 // touches the table. The table is large (16 bytes a slot, two to four slots a live block)
-// and a probe into it is a cache miss once it outgrows the caches.
+// and a probe into it is a cache miss once it outgrows the caches. So a promotion does not
+// wait for the table either: it prefetches the block's home slot and places the block eight
+// promotions later, when the line has arrived.
 //
 // The table: open addressing with linear probing, Fibonacci hashing (Knuth, TAOCP vol. 3,
 // 6.4) and backward-shift deletion (Knuth's Algorithm R), kept at most half full. A
@@ -16,7 +18,8 @@
 //
 // Measured (docs/performance.md, seventh round): a zero-cost lookup would make the replays
 // 14-43% faster, so the map is the largest single cost of a free. The nursery recovers up
-// to half of that where blocks die young (tlsf on groff -22%, on g++ -18%); a table with
+// to half of that where blocks die young (tlsf on groff -22%, on g++ -18%), the deferred
+// promotion another part where many live long (tlsf on python3 -28%, perl -11%); a table with
 // four-entry buckets, an address hash that keeps neighbouring blocks in one line, and
 // Abseil's Swiss table (flat_hash_map, 50 more instructions per operation) bought nothing.
 // Against the Boost.Intrusive unordered_set the table replaced: that set's erase walks its
@@ -44,6 +47,9 @@ class live_address_map {
   // 16 KiB: a third of a first-level data cache. Larger nurseries measured no better, 256
   // entries a third of the gain (docs/performance.md).
   static constexpr unsigned nursery_log2 = 10;
+  // Promotions in flight: a promoted block is placed in the table this many promotions
+  // later, once the prefetch of its home slot has had time to arrive. 16 measured no better.
+  static constexpr std::size_t in_flight_count = 8;
 
  public:
   live_address_map() : table_(initial_capacity), mask_(initial_capacity - 1), shift_(64 - std::countr_zero(initial_capacity)) {}
@@ -76,25 +82,36 @@ class live_address_map {
       remove_at(i);
       --size_;
       --table_size_;
+      return c;
     }
-    return c;
+    std::size_t const k = in_flight_index(address);
+    if (k == in_flight_count) return nullptr;
+    Chunk* const f = in_flight_[k].chunk;
+    in_flight_[k] = entry{};  // so it is never placed
+    --size_;
+    --table_size_;
+    return f;
   }
 
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
   {
     entry const& slot = nursery_[nursery_slot(address)];
     if (slot.address == address && slot.chunk != nullptr) return slot.chunk;
-    return table_[slot_of(address)].chunk;
+    if (Chunk* const c = table_[slot_of(address)].chunk) return c;
+    std::size_t const k = in_flight_index(address);
+    return k == in_flight_count ? nullptr : in_flight_[k].chunk;
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  // How many of them have left the nursery for the table (for tests of the nursery).
+  // How many of them have left the nursery for the table, or are on their way to it (for
+  // tests of the nursery).
   [[nodiscard]] std::size_t table_size() const noexcept { return table_size_; }
 
   void clear() noexcept
   {
     table_.assign(table_.size(), entry{});
     nursery_.fill(entry{});
+    in_flight_.fill(entry{});
     size_ = 0;
     table_size_ = 0;
   }
@@ -113,11 +130,27 @@ class live_address_map {
   }
 
   // The nursery's occupant of `slot` moves to the table, making room for a younger block.
+  // Placing it at once would stall on its home slot, a cache miss once the table outgrows
+  // the caches: instead its home slot is prefetched and the block waits in a small ring,
+  // to be placed when the ring comes round to it again. Until then lookups find it there.
   void promote(entry const& slot)
   {
     if (2 * (table_size_ + 1) > mask_ + 1) [[unlikely]] grow();
-    place(slot);
+    __builtin_prefetch(&table_[home(slot.address)], 1);
+    entry& oldest = in_flight_[in_flight_next_];
+    if (oldest.chunk != nullptr) place(oldest);
+    oldest = slot;
+    in_flight_next_ = (in_flight_next_ + 1) % in_flight_count;
     ++table_size_;
+  }
+
+  // The ring entry holding `address`, in_flight_count when none does; searched only when
+  // the table has not got it.
+  std::size_t in_flight_index(std::uintptr_t address) const noexcept
+  {
+    for (std::size_t k = 0; k < in_flight_count; ++k)
+      if (in_flight_[k].address == address && in_flight_[k].chunk != nullptr) return k;
+    return in_flight_count;
   }
 
   // The slot holding `address`, or the empty slot that ends its probe sequence.
@@ -161,6 +194,8 @@ class live_address_map {
   }
 
   std::array<entry, std::size_t{1} << nursery_log2> nursery_{};
+  std::array<entry, in_flight_count> in_flight_{};  // promotions not yet placed
+  std::size_t in_flight_next_ = 0;                   // the oldest, placed by the next promotion
   std::vector<entry> table_;  // a power of two
   std::size_t mask_;          // table_.size() - 1, kept so that a probe does not derive it
   unsigned shift_;            // 64 - log2(capacity): the hash's top bits index the table

@@ -96,6 +96,28 @@ TEST(LiveAddressMap, ShortLivedBlocksStayInTheNursery)
   for (auto& rec : long_lived) ASSERT_EQ(map.find(rec.address), &rec);
 }
 
+// A promoted block waits a few promotions before it is placed in the table. Extracted in
+// that time, it must be found, and it must not reach the table afterwards: here the
+// youngest blocks go first, those whose promotion is still in flight among them, and then
+// more promotions flush the ring.
+TEST(LiveAddressMap, BlocksExtractedOnTheirWayToTheTableNeverReachIt)
+{
+  detail::live_address_map<record> map;
+  std::deque<record> records;
+  for (std::uintptr_t k = 0; k < 3000; ++k) map.insert(records.emplace_back(record{k * 64}));
+  for (std::size_t k = records.size(); k-- > 1000;) ASSERT_EQ(map.extract(records[k].address), &records[k]);
+  EXPECT_EQ(map.size(), 1000u);
+  std::deque<record> later;
+  for (std::uintptr_t k = 0; k < 3000; ++k) map.insert(later.emplace_back(record{(1u << 30) + k * 64}));
+  EXPECT_EQ(map.size(), 4000u);
+  for (std::size_t k = 0; k < records.size(); ++k)
+    ASSERT_EQ(map.find(records[k].address), k < 1000 ? &records[k] : nullptr) << k;
+  for (auto& rec : later) ASSERT_EQ(map.extract(rec.address), &rec);
+  for (std::size_t k = 0; k < 1000; ++k) ASSERT_EQ(map.extract(records[k].address), &records[k]);
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.table_size(), 0u);
+}
+
 TEST(LiveAddressMap, FindsAddressZeroAndForgetsItOnExtract)
 {
   detail::live_address_map<record> map;
