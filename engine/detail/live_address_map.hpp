@@ -44,7 +44,7 @@ class live_address_map {
   };
 
   static constexpr std::size_t initial_capacity = 64;
-  // 16 KiB: a third of a first-level data cache. Larger nurseries measured no better, 256
+  // 16 KiB: half of a 32 KiB first-level data cache. Larger nurseries measured no better, 256
   // entries a third of the gain (docs/performance.md).
   static constexpr unsigned nursery_log2 = 10;
   // Promotions in flight: a promoted block is placed in the table this many promotions
