@@ -70,33 +70,31 @@ class live_address_map {
   [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
     entry& slot = nursery_[nursery_slot(address)];
-    if (slot.address == address && slot.chunk != nullptr) {
+    if (holds(slot, address)) {
       Chunk* const c = slot.chunk;
       slot = entry{};
       --size_;
       return c;
     }
     std::size_t const i = slot_of(address);
-    Chunk* const c = table_[i].chunk;
+    Chunk* c = table_[i].chunk;
     if (c != nullptr) {
       remove_at(i);
-      --size_;
-      --table_size_;
-      return c;
+    } else {
+      std::size_t const k = in_flight_index(address);
+      if (k == in_flight_count) return nullptr;
+      c = in_flight_[k].chunk;
+      in_flight_[k] = entry{};  // so it is never placed
     }
-    std::size_t const k = in_flight_index(address);
-    if (k == in_flight_count) return nullptr;
-    Chunk* const f = in_flight_[k].chunk;
-    in_flight_[k] = entry{};  // so it is never placed
     --size_;
     --table_size_;
-    return f;
+    return c;
   }
 
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
   {
     entry const& slot = nursery_[nursery_slot(address)];
-    if (slot.address == address && slot.chunk != nullptr) return slot.chunk;
+    if (holds(slot, address)) return slot.chunk;
     if (Chunk* const c = table_[slot_of(address)].chunk) return c;
     std::size_t const k = in_flight_index(address);
     return k == in_flight_count ? nullptr : in_flight_[k].chunk;
@@ -119,6 +117,8 @@ class live_address_map {
  private:
   std::size_t mask() const noexcept { return mask_; }
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Whether `e` is occupied, by `address` (an empty entry's address means nothing).
+  static bool holds(entry const& e, std::uintptr_t address) noexcept { return e.address == address && e.chunk != nullptr; }
   static std::uint64_t fibonacci(std::uintptr_t address) noexcept
   {
     return static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull;
@@ -149,7 +149,7 @@ class live_address_map {
   std::size_t in_flight_index(std::uintptr_t address) const noexcept
   {
     for (std::size_t k = 0; k < in_flight_count; ++k)
-      if (in_flight_[k].address == address && in_flight_[k].chunk != nullptr) return k;
+      if (holds(in_flight_[k], address)) return k;
     return in_flight_count;
   }
 
