@@ -21,6 +21,7 @@
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 #include "engine/detail/chunk_pool.hpp"
+#include "engine/detail/hot_cold.hpp"
 #include "engine/detail/live_address_map.hpp"
 #include "engine/results.hpp"
 #include "engine/stats.hpp"
@@ -43,19 +44,6 @@
 #include <utility>
 #include <vector>
 
-// The hot paths inline everything they call (the index, the size and split rules, the live
-// map), except what runs on a miss or a region's release, which stays out of line. Not in
-// sanitized builds: there it doubles the compile time and buys nothing worth measuring.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FRAGLAB_HOT
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FRAGLAB_HOT
-#endif
-#endif
-#ifndef FRAGLAB_HOT
-#define FRAGLAB_HOT [[gnu::flatten]]
-#endif
 
 namespace fraglab {
 
@@ -339,7 +327,7 @@ class allocator {
     std::uintptr_t map_base = 0, map_end = 0, reservation_end = 0;
   };
 
-  allocation misuse(alloc_status s) noexcept
+  FRAGLAB_COLD allocation misuse(alloc_status s) noexcept
   {
     ++stats_.misuses;
     return {0, 0, s};
@@ -374,6 +362,11 @@ class allocator {
   std::uint32_t pool_for(std::uint64_t key)
   {
     if (!pools_.empty() && pools_.front()->key == key) [[likely]] return 0;  // one pool, or the first stream
+    return other_pool(key);
+  }
+
+  FRAGLAB_COLD std::uint32_t other_pool(std::uint64_t key)
+  {
     for (std::uint32_t i = 1; i < pools_.size(); ++i)
       if (pools_[i]->key == key) return i;
     auto entry = std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)});
@@ -675,7 +668,7 @@ class allocator {
   }
 
   // r's last live block was just freed: the reclaim rule's clock starts for it.
-  void note_idle(region* r) noexcept
+  FRAGLAB_COLD void note_idle(region* r) noexcept
   {
     if constexpr (requires { cfg_.reclaim.clock(); }) r->free_since = cfg_.reclaim.clock();
   }
@@ -919,7 +912,7 @@ class allocator {
     return c;
   }
 
-  free_status diagnose(std::uintptr_t address) const noexcept
+  FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept
   {
     for (region const* r : regions_) {
       if (!r->contains(address)) continue;

@@ -15,6 +15,8 @@
 // caller still has work to do before it splits again.
 #pragma once
 
+#include "engine/detail/hot_cold.hpp"
+
 #include <boost/pool/pool.hpp>
 
 #include <cstddef>
@@ -41,8 +43,19 @@ class prefetching_pool : public boost::pool<cache_line_aligned_blocks> {
 
   void* malloc()
   {
-    void* const p = boost::pool<cache_line_aligned_blocks>::malloc();
+    if (this->first == nullptr) [[unlikely]] return refill();
+    void* const p = boost::pool<cache_line_aligned_blocks>::malloc();  // pops the free list
     if (this->first != nullptr) __builtin_prefetch(this->first, 1);
+    return p;
+  }
+
+ private:
+  // A new block of records: out of line, so that the hot paths do not carry Boost.Pool's
+  // block management, nor the throw when there is no memory for it.
+  FRAGLAB_COLD void* refill()
+  {
+    void* const p = boost::pool<cache_line_aligned_blocks>::malloc();
+    if (p == nullptr) throw std::bad_alloc{};
     return p;
   }
 };
@@ -57,8 +70,7 @@ class record_pool {
   template <class... Args>
   T* create(Args&&... args)
   {
-    void* p = pool_.malloc();
-    if (p == nullptr) throw std::bad_alloc{};
+    void* p = pool_.malloc();  // never null: it throws std::bad_alloc instead
     ++live_;
     return ::new (p) T(std::forward<Args>(args)...);
   }

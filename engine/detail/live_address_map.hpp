@@ -29,6 +29,8 @@
 // proportional to the reserved bytes, which a simulated 80 GiB pool cannot afford.
 #pragma once
 
+#include "engine/detail/hot_cold.hpp"
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -183,7 +185,7 @@ class live_address_map {
     table_[hole] = entry{};
   }
 
-  void grow()
+  FRAGLAB_COLD void grow()
   {
     std::vector<entry> old(table_.size() * 2);
     old.swap(table_);

@@ -20,6 +20,7 @@
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/parent_from_member.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -132,11 +133,10 @@ struct segregated_index {
 
     Chunk* find_good(std::size_t n)
     {
-      std::size_t const rounded = good_fit_size(n);
-      if (rounded < n) return nullptr;
       ++steps_;
+      std::uint32_t const first = list_number_rounded_up(n);
       std::uint32_t i = 0;
-      if (!first_nonempty_at_or_above(list_number(rounded), i)) return nullptr;
+      if (first >= lists_.size() || !first_nonempty_at_or_above(first, i)) return nullptr;
       return &lists_[i].front();
     }
 
@@ -226,14 +226,26 @@ struct segregated_index {
     std::uint32_t sl_mask() const noexcept { return (1u << sli_) - 1; }
 
     // The list of size n, numbered first level * 2^sli + second level, so that the next
-    // larger class is always the next number. Above the linear range, with lg = floor(log2
-    // n): first level lg - linear_shift + 1 and second level (n >> (lg - sli)) - 2^sli, which
-    // add up to the expression below.
+    // larger class is always the next number. With lg = floor(log2 n), raised to
+    // linear_shift below the linear range: first level lg - linear_shift (+ 1 above the
+    // linear range) and second level (n >> (lg - sli)) (- 2^sli above it), which add up to
+    // the expression below in both ranges, without a branch between them.
     std::uint32_t list_number(std::size_t n) const noexcept
     {
-      if (n < linear_limit_) return static_cast<std::uint32_t>(n >> (linear_shift_ - sli_));
-      unsigned const lg = detail::log2_floor(n);
+      unsigned const lg = std::max(detail::log2_floor(n | 1), linear_shift_);  // | 1: size 0 in list 0
       return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + (n >> (lg - sli_)));
+    }
+
+    // The list of good_fit_size(n) (TLSF's mapping_search), without rounding n first: the
+    // second level rounds up instead of down. Where rounding up reaches the next power of
+    // two, 2^(sli+1) at the second level is the same number as the next first level's
+    // 2^sli. One past the last list where good_fit_size(n) overflows.
+    std::uint32_t list_number_rounded_up(std::size_t n) const noexcept
+    {
+      unsigned const lg = std::max(detail::log2_floor(n | 1), linear_shift_);  // | 1: size 0 in list 0
+      unsigned const step_shift = lg - sli_;
+      std::size_t const partial = (n & ((std::size_t{1} << step_shift) - 1)) != 0;
+      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + (n >> step_shift) + partial);
     }
 
     // The first non-empty list numbered i or above, through the bitmaps.

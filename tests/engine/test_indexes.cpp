@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -369,6 +370,48 @@ TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
   f.ix.insert(*next);
   EXPECT_EQ(f.ix.find_good(1025), next);  // O(1): never searches inside a list
   EXPECT_EQ(f.ix.find_best(1025), exact);  // exact best fit searches the list
+}
+
+// find_good maps a request straight to the list of its rounded size; the rounding must land
+// exactly on a class boundary: a chunk of good_fit_size(n) is found and one byte less is
+// not. Every size to 4 KiB, every power of two's neighbours, every parameter choice, and
+// requests whose rounding overflows.
+TEST(SegregatedIndex, GoodFitFindsExactlyTheChunksOfItsRoundedSize)
+{
+  for (unsigned sli : {1u, 3u, 5u, 6u}) {
+    for (std::size_t linear : {std::size_t{64}, std::size_t{256}}) {
+      index_fixture<segregated_index> f(segregated_index_params{sli, linear});
+      std::vector<std::size_t> requests;
+      for (std::size_t n = 1; n <= 4096; ++n) requests.push_back(n);
+      for (unsigned k = 12; k < 64; ++k)
+        for (std::size_t const d : {std::size_t{0}, std::size_t{1}, std::size_t{2}}) {
+          requests.push_back((std::size_t{1} << k) - d);
+          requests.push_back((std::size_t{1} << k) + 1 + d);
+          requests.push_back((std::size_t{1} << k) + (std::size_t{1} << (k - sli)) - d);
+        }
+      requests.push_back(std::numeric_limits<std::size_t>::max());
+      auto* c = f.make(0x1000, 0);
+      for (std::size_t const n : requests) {
+        std::size_t const rounded = f.ix.good_fit_size(n);
+        if (rounded < n) {  // overflow: no chunk can be good enough
+          c->size = std::numeric_limits<std::size_t>::max();
+          f.ix.insert(*c);
+          ASSERT_EQ(f.ix.find_good(n), nullptr) << "sli " << sli << " n " << n;
+          f.ix.erase(*c);
+          continue;
+        }
+        c->size = rounded;
+        f.ix.insert(*c);
+        ASSERT_EQ(f.ix.find_good(n), c) << "sli " << sli << " linear " << linear << " n " << n;
+        f.ix.erase(*c);
+        c->size = rounded - 1;
+        if (c->size == 0) continue;
+        f.ix.insert(*c);
+        ASSERT_EQ(f.ix.find_good(n), nullptr) << "sli " << sli << " linear " << linear << " n " << n;
+        f.ix.erase(*c);
+      }
+    }
+  }
 }
 
 TEST(AddressOrderedTreeIndex, IdenticalShapeForTheSameSetInAnyInsertionOrder)
