@@ -2,7 +2,7 @@
 //
 // FRAGLAB_HOT: allocate, hand_out and deallocate inline everything they call (the index,
 // the size and split rules, the live map): about 10 calls per allocation and free, each
-// with its register saves, were about 55 instructions (docs/performance.md, third round).
+// with its register saves, were about 55 instructions (docs/performance.md, second round).
 // Not in sanitized builds: there it doubles the compile time and buys nothing worth
 // measuring.
 //
