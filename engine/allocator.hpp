@@ -44,7 +44,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace fraglab {
 
 // A composition: the types of its parts. Numbers live in allocator::config.
