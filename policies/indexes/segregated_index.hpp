@@ -77,7 +77,7 @@ struct segregated_index {
 
    public:
     explicit index(params const& p = {})
-        : sli_(p.sli), linear_shift_(detail::log2_floor(p.linear_limit)), linear_limit_(p.linear_limit)
+        : sli_(p.sli), linear_shift_(detail::log2_floor(p.linear_limit))
     {
       if (p.sli < 1 || p.sli > 6) throw std::invalid_argument("sli must be in 1..6");
       if (!detail::is_pow2(p.linear_limit) || linear_shift_ < p.sli)
@@ -134,7 +134,7 @@ struct segregated_index {
     Chunk* find_good(std::size_t n)
     {
       ++steps_;
-      std::uint32_t const first = list_number_rounded_up(n);
+      std::uint32_t const first = list_number<rounding::up>(n);
       std::uint32_t i = 0;
       if (first >= lists_.size() || !first_nonempty_at_or_above(first, i)) return nullptr;
       return &lists_[i].front();
@@ -144,7 +144,7 @@ struct segregated_index {
     // fits n (TLSF's mapping_search); less than n only on overflow.
     [[nodiscard]] std::size_t good_fit_size(std::size_t n) const noexcept
     {
-      std::size_t const step = n < linear_limit_ ? linear_step() : std::size_t{1} << (detail::log2_floor(n) - sli_);
+      std::size_t const step = std::size_t{1} << (class_log2(n) - sli_);
       return detail::align_up_checked(n, step).value_or(0);
     }
 
@@ -222,30 +222,32 @@ struct segregated_index {
       ++size_;
     }
 
-    std::size_t linear_step() const noexcept { return std::size_t{1} << (linear_shift_ - sli_); }
     std::uint32_t sl_mask() const noexcept { return (1u << sli_) - 1; }
 
+    // floor(log2 n), raised to linear_shift below the linear range, where every class is
+    // 2^(linear_shift - sli) bytes wide. (n | 1: size 0 falls in list 0.)
+    unsigned class_log2(std::size_t n) const noexcept { return std::max(detail::log2_floor(n | 1), linear_shift_); }
+
+    enum class rounding { down, up };
+
     // The list of size n, numbered first level * 2^sli + second level, so that the next
-    // larger class is always the next number. With lg = floor(log2 n), raised to
-    // linear_shift below the linear range: first level lg - linear_shift (+ 1 above the
-    // linear range) and second level (n >> (lg - sli)) (- 2^sli above it), which add up to
-    // the expression below in both ranges, without a branch between them.
+    // larger class is always the next number. With lg = class_log2(n): first level
+    // lg - linear_shift (+ 1 above the linear range) and second level (n >> (lg - sli))
+    // (- 2^sli above it), which add up to the expression below in both ranges, without a
+    // branch between them.
+    //
+    // Rounding up gives the list of good_fit_size(n) (TLSF's mapping_search) without
+    // rounding n first: where rounding up reaches the next power of two, 2^(sli+1) at the
+    // second level is the same number as the next first level's 2^sli; one past the last
+    // list where good_fit_size(n) overflows.
+    template <rounding R = rounding::down>
     std::uint32_t list_number(std::size_t n) const noexcept
     {
-      unsigned const lg = std::max(detail::log2_floor(n | 1), linear_shift_);  // | 1: size 0 in list 0
-      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + (n >> (lg - sli_)));
-    }
-
-    // The list of good_fit_size(n) (TLSF's mapping_search), without rounding n first: the
-    // second level rounds up instead of down. Where rounding up reaches the next power of
-    // two, 2^(sli+1) at the second level is the same number as the next first level's
-    // 2^sli. One past the last list where good_fit_size(n) overflows.
-    std::uint32_t list_number_rounded_up(std::size_t n) const noexcept
-    {
-      unsigned const lg = std::max(detail::log2_floor(n | 1), linear_shift_);  // | 1: size 0 in list 0
+      unsigned const lg = class_log2(n);
       unsigned const step_shift = lg - sli_;
-      std::size_t const partial = (n & ((std::size_t{1} << step_shift) - 1)) != 0;
-      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + (n >> step_shift) + partial);
+      std::size_t second_level = n >> step_shift;
+      if constexpr (R == rounding::up) second_level += (n & ((std::size_t{1} << step_shift) - 1)) != 0;
+      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + second_level);
     }
 
     // The first non-empty list numbered i or above, through the bitmaps.
@@ -277,7 +279,6 @@ struct segregated_index {
 
     unsigned sli_;
     unsigned linear_shift_;
-    std::size_t linear_limit_;  // 1 << linear_shift_, kept: deriving it on every insert and search costs 4 instructions/op
     unsigned first_levels_ = 0;
     std::vector<list_type> lists_;
     std::array<std::uint64_t, 64> sl_bitmap_{};  // first levels never exceed 64
