@@ -257,7 +257,7 @@ def main(argv):
          f"Full data: speed_patterns.csv. {SCAN} is the classic address-ordered first fit, a scan by "
          f"definition, run to {SCAN_LIVE_MAX} live blocks (seg_best, whose exact best fit scans a size "
          f"class's list, too); first_fit makes the same decisions in O(log n) "
-         "(tests/engine/test_property.cpp, Equivalence)."],
+         "(tests/engine/test_equivalence.cpp, Equivalence)."],
     ]
     write_markdown(os.path.join(args.out_dir, "speed.md"), "Speed", "speed_table.py", header, sections)
     print(f"wrote {args.out_dir}/speed.csv, speed.md, speed_patterns.csv, speed_instructions.csv, speed_vs_live.svg",

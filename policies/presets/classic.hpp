@@ -10,7 +10,7 @@
 // 64-bit malloc.
 //
 // first_fit, next_fit and best_fit use the O(log n) indexes that make exactly the decisions
-// of the address-ordered list scans (tests/engine/test_property.cpp proves it); the LIFO
+// of the address-ordered list scans (tests/engine/test_equivalence.cpp proves it); the LIFO
 // and FIFO variants are the list scans themselves.
 //
 // buddy: the binary buddy system (coalesce=buddy: power-of-two chunks aligned to their size

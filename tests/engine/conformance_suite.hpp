@@ -1,4 +1,8 @@
-// The contract every composition keeps, instantiated for each (index, fit) pair.
+// The contract every composition keeps: a type-parameterised suite, instantiated for each
+// (index, fit) pair by test_conformance_trees.cpp and test_conformance_lists.cpp (one
+// translation unit each, so that the build compiles the halves in parallel).
+#pragma once
+
 #include "support/compositions.hpp"
 #include "support/fixtures.hpp"
 #include "support/random_driver.hpp"
@@ -8,13 +12,12 @@
 #include <limits>
 
 namespace fraglab::testing {
-namespace {
 
 template <class P>
 class Conformance : public ::testing::Test {};
-TYPED_TEST_SUITE(Conformance, all_compositions, composition_names);
+TYPED_TEST_SUITE_P(Conformance);
 
-TYPED_TEST(Conformance, ZeroByteRequestReturnsNullAndChangesNothing)
+TYPED_TEST_P(Conformance, ZeroByteRequestReturnsNullAndChangesNothing)
 {
   auto a = fixed_pool<TypeParam>(64 * KiB);
   auto got = a->allocate(0);
@@ -25,7 +28,7 @@ TYPED_TEST(Conformance, ZeroByteRequestReturnsNullAndChangesNothing)
   EXPECT_EQ(a->deallocate(std::uintptr_t{0}), free_status::ok);  // like free(NULL)
 }
 
-TYPED_TEST(Conformance, StatsAccountForRequestsChunksAndRegions)
+TYPED_TEST_P(Conformance, StatsAccountForRequestsChunksAndRegions)
 {
   auto a = fixed_pool<TypeParam>(64 * KiB);
   auto x = a->allocate(100);
@@ -47,7 +50,7 @@ TYPED_TEST(Conformance, StatsAccountForRequestsChunksAndRegions)
   EXPECT_EQ(a->stats().fragmentation(), 0.0);
 }
 
-TYPED_TEST(Conformance, SameSequenceSameAddresses)
+TYPED_TEST_P(Conformance, SameSequenceSameAddresses)
 {
   sequence_spec s{.seed = 7, .steps = 400, .aligned_percent = 10};
   auto a = fixed_pool<TypeParam>(4 * MiB);
@@ -55,7 +58,7 @@ TYPED_TEST(Conformance, SameSequenceSameAddresses)
   EXPECT_EQ(drive(*a, s, false), drive(*b, s, false));
 }
 
-TYPED_TEST(Conformance, MisuseIsReportedAndChangesNothing)
+TYPED_TEST_P(Conformance, MisuseIsReportedAndChangesNothing)
 {
   auto a = fixed_pool<TypeParam>(64 * KiB);
   auto x = a->allocate(1000);
@@ -82,7 +85,7 @@ TYPED_TEST(Conformance, MisuseIsReportedAndChangesNothing)
   (void)before;
 }
 
-TYPED_TEST(Conformance, FailureUnderAFixedPoolLeavesStateIntact)
+TYPED_TEST_P(Conformance, FailureUnderAFixedPoolLeavesStateIntact)
 {
   auto a = fixed_pool<TypeParam>(8 * KiB);
   std::vector<std::uintptr_t> held;
@@ -105,7 +108,7 @@ TYPED_TEST(Conformance, FailureUnderAFixedPoolLeavesStateIntact)
   EXPECT_EQ(retry.address, held[3]);
 }
 
-TYPED_TEST(Conformance, FreeingEverythingCoalescesEachRegionToOneChunk)
+TYPED_TEST_P(Conformance, FreeingEverythingCoalescesEachRegionToOneChunk)
 {
   using A = alloc_t<TypeParam>;
   typename A::config c;
@@ -121,5 +124,12 @@ TYPED_TEST(Conformance, FreeingEverythingCoalescesEachRegionToOneChunk)
   EXPECT_EQ(a.check_invariants(), "");
 }
 
-}  // namespace
+REGISTER_TYPED_TEST_SUITE_P(Conformance,
+                            ZeroByteRequestReturnsNullAndChangesNothing,
+                            StatsAccountForRequestsChunksAndRegions,
+                            SameSequenceSameAddresses,
+                            MisuseIsReportedAndChangesNothing,
+                            FailureUnderAFixedPoolLeavesStateIntact,
+                            FreeingEverythingCoalescesEachRegionToOneChunk);
+
 }  // namespace fraglab::testing
