@@ -194,6 +194,75 @@ struct fine_bins : basic_bins_index<6, 64 * 64> {
 
 TEST(BinsIndex, FinerBinsMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<fine_bins>(); }
 
+// Bin 0 from 16 B holds only 16-byte chunks (drive_randomly's sizes are multiples of 16),
+// and moves to its address bitmap at 4 of them: the random sets cross that line both ways
+// hundreds of times, and every query must still follow the (size, address) order.
+struct bitmap_bins : bins_index {
+  struct params : bins_index_params {
+    params() : bins_index_params{16, 21, 4} {}
+  };
+};
+
+TEST(BinsIndex, FirstBinInItsAddressBitmapMatchesTheRuleOnRandomSets)
+{
+  int steps_in_bitmap = 0;
+  drive_randomly<bitmap_bins>([&](auto& f, std::size_t n, int step) {
+    steps_in_bitmap += f.ix.first_bin_in_bitmap() ? 1 : 0;
+    ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
+    ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
+    if (f.members.empty()) return;
+    auto* c = f.members[static_cast<std::size_t>(step) % f.members.size()];
+    ASSERT_EQ(f.ix.successor(*c), model_successor(f.members, c)) << "step " << step;
+    using C = std::remove_pointer_t<std::remove_cvref_t<decltype(c)>>;
+    std::vector<C const*> visited;
+    f.ix.for_each([&](C const& x) { visited.push_back(&x); });
+    ASSERT_TRUE(std::is_sorted(visited.begin(), visited.end(), [](C const* a, C const* b) {
+      return a->size < b->size || (a->size == b->size && a->address < b->address);
+    })) << "step " << step;
+  });
+  EXPECT_GT(steps_in_bitmap, 300);  // the bitmap really served a good part of the run
+}
+
+TEST(BinsIndex, FirstBinLeavesItsAddressBitmapForAChunkOfAnotherSizeOrWhenItShrinks)
+{
+  using spec = bins_index;
+  index_fixture<spec> f(bins_index_params{256, 21, 4});
+  std::vector<chunk_of<spec>*> unit;
+  for (std::uintptr_t a : {0x9000u, 0x1100u, 0x5000u, 0x3000u}) unit.push_back(f.make(a, 256));
+  for (auto* c : unit) f.ix.insert(*c);
+  EXPECT_TRUE(f.ix.first_bin_in_bitmap());
+  EXPECT_EQ(f.ix.find_best(256), unit[1]);  // the lowest address
+  EXPECT_EQ(f.ix.find_best(1), unit[1]);
+  EXPECT_EQ(f.ix.find_best(257), nullptr);  // bin 0 has only 256-byte chunks; nothing above
+  EXPECT_EQ(f.ix.successor(*unit[1]), unit[3]);
+  EXPECT_EQ(f.ix.successor(*unit[0]), nullptr);
+  EXPECT_EQ(f.ix.largest(), unit[1]);
+  EXPECT_EQ(f.ix.check(), "");
+
+  auto* wide = f.make(0x20000, 384);  // also bin 0: the bitmap cannot order it by address alone
+  f.ix.insert(*wide);
+  EXPECT_FALSE(f.ix.first_bin_in_bitmap());
+  EXPECT_EQ(f.ix.find_best(257), wide);
+  EXPECT_EQ(f.ix.find_best(256), unit[1]);
+  EXPECT_EQ(f.ix.successor(*unit[0]), wide);
+  EXPECT_EQ(f.ix.check(), "");
+
+  f.ix.erase(*wide);  // 4 unit chunks again: the next one to arrive moves them back
+  auto* fifth = f.make(0x800, 256);
+  f.ix.insert(*fifth);
+  EXPECT_TRUE(f.ix.first_bin_in_bitmap());
+  EXPECT_EQ(f.ix.find_best(256), fifth);
+  auto* big = f.make(0x40000, 4096);  // bin 4, beside the bitmap
+  f.ix.exchange(*unit[2], 256, *big);  // a chunk leaves the bitmap for another bin in one step
+  EXPECT_EQ(f.ix.find_best(257), big);
+  EXPECT_EQ(f.ix.successor(*unit[0]), big);
+  EXPECT_EQ(f.ix.check(), "");
+  for (auto* c : {fifth, unit[0], unit[1], unit[3]}) f.ix.erase(*c);  // under a quarter of 4: back to the tree
+  EXPECT_FALSE(f.ix.first_bin_in_bitmap());
+  EXPECT_EQ(f.ix.size(), 1u);
+  EXPECT_EQ(f.ix.check(), "");
+}
+
 TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)
 {
   std::uintptr_t rover = 0;
@@ -351,6 +420,58 @@ TEST(BinBitmap, FindsTheNextBinAcrossWordsAndClearsTheSummary)
   EXPECT_EQ(one.first_after(62), 63u);
   EXPECT_EQ(one.first_after(63), one.none);
   EXPECT_EQ(one.highest(), 63u);
+}
+
+// Bits in every level and in two windows: the search climbs over empty words and empty
+// level-1 and level-2 words, and crosses windows; chunks need not be aligned to the unit.
+TEST(UnitAddressSet, OrdersByAddressAcrossLevelsAndWindows)
+{
+  using C = chunk_of<bins_index>;
+  std::deque<C> chunks;
+  auto make = [&](std::uintptr_t a) -> C& {
+    C& c = chunks.emplace_back();
+    c.address = a;
+    c.size = 256;
+    return c;
+  };
+  std::uintptr_t const window = std::uintptr_t{256} << 24;  // 4 GiB of 256-byte units
+  std::uintptr_t const base = 5 * window;
+  detail::unit_address_set<C> s(256);
+  C& far = make(base + window + 0x100);           // the next window
+  C& level3 = make(base + 256 * (64u * 64 * 64));  // unit 2^18: its own level-2 word
+  C& level2 = make(base + 256 * (64u * 64 + 5));   // unit 4101: another level-1 word
+  C& odd = make(base + 256 * 70 + 128);            // unit 70, not aligned to the unit
+  C& low = make(base + 256 * 3);
+  for (C* c : {&far, &level3, &level2, &odd, &low}) ASSERT_TRUE(s.try_insert(*c));
+  EXPECT_EQ(s.size(), 5u);
+  EXPECT_EQ(s.first(), &low);
+  EXPECT_EQ(s.next(low), &odd);
+  EXPECT_EQ(s.next(odd), &level2);
+  EXPECT_EQ(s.next(level2), &level3);
+  EXPECT_EQ(s.next(level3), &far);
+  EXPECT_EQ(s.next(far), nullptr);
+  EXPECT_TRUE(s.contains(odd));
+  C& stranger = make(base + 256 * 71);
+  EXPECT_FALSE(s.contains(stranger));
+  EXPECT_EQ(s.check(), "");
+  std::vector<C const*> order;
+  s.for_each([&](C const& c) { order.push_back(&c); });
+  EXPECT_EQ(order, (std::vector<C const*>{&low, &odd, &level2, &level3, &far}));
+
+  s.erase(low);
+  s.erase(odd);
+  EXPECT_EQ(s.first(), &level2);  // level 0's and level 1's first words are empty again
+  s.erase(level2);
+  s.erase(level3);
+  EXPECT_EQ(s.first(), &far);  // the first window is empty: the search moves on
+  s.erase(far);
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.first(), nullptr);
+  EXPECT_EQ(s.check(), "");
+
+  far.size = 512;  // a chunk of another size is reported
+  ASSERT_TRUE(s.try_insert(far));
+  EXPECT_NE(s.check(), "");
 }
 
 TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
