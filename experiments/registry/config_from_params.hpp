@@ -8,6 +8,7 @@
 #include "policies/coalesce_rules.hpp"
 #include "policies/growth_rules.hpp"
 #include "policies/indexes/segregated_index.hpp"
+#include "policies/indexes/tree_index.hpp"
 #include "policies/size_rules.hpp"
 #include "policies/split_rules.hpp"
 
@@ -42,6 +43,8 @@ typename Alloc::config config_from_params(param_set const& p)
     throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
   c.size.validate();
   c.growth.validate();
+  // The tree's address bitmap takes the smallest chunk the size rule makes.
+  if constexpr (std::is_same_v<index_params, tree_index_params>) c.index.least_size = c.size.round(0).value_or(c.size.granule());
   return c;
 }
 

@@ -15,19 +15,17 @@
 // branches a descent mispredicts (docs/performance.md, fifth round). The cut is a template
 // parameter, so that TF's one bin per doubling keeps its single bitmap word and formula.
 //
-// Bin 0 may hold only chunks of its lower bound's size (TF's 256-byte chunks: its sizes
-// are multiples of 256), and then nothing but their addresses orders it. When it holds
-// many (`address_bitmap_from`), they move to an address bitmap (detail/unit_address_set.hpp)
-// where an insert costs no tree descent; they move back to the tree when they fall to a
-// quarter of that, or when a chunk of another size arrives. The order, and so every
-// decision, is the same either way; the tree stays for short bins, where its few nodes are
-// in the cache and the bitmap's would not be (docs/performance.md, tenth round).
+// Bin 0's chunks of its lower bound's size (all of TF's bin 0: its sizes are multiples of
+// 256) come first in its order and are ordered by address alone. While there are many
+// (`address_bitmap_from`) and none smaller, they live in an address bitmap
+// (detail/least_size_front.hpp) where an insert costs no tree descent. The order, and so
+// every decision, is the same either way (docs/performance.md, tenth round).
 #pragma once
 
 #include "engine/detail/bits.hpp"
 #include "engine/detail/hot_cold.hpp"
 #include "policies/indexes/detail/bin_bitmap.hpp"
-#include "policies/indexes/detail/unit_address_set.hpp"
+#include "policies/indexes/detail/least_size_front.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
 #include <boost/intrusive/set.hpp>
@@ -44,7 +42,7 @@ namespace fraglab {
 struct bins_index_params {
   std::size_t bin_base = 256;  // power of two: the lower bound of bin 0
   unsigned bin_count = 21;     // TF's 21 bins put everything >= 256 MiB in the last
-  // Bin 0 moves to an address bitmap at this many chunks, all of size bin_base (0: never).
+  // Bin 0's chunks of size bin_base move to an address bitmap at this many (0: never).
   std::size_t address_bitmap_from = 4096;
 };
 
@@ -67,8 +65,7 @@ struct basic_bins_index {
 
    public:
     explicit index(params const& p = {})
-        : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1), bitmap_from_(p.address_bitmap_from),
-          unit_bin_(p.bin_base)
+        : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1), front_(p.bin_base, p.address_bitmap_from)
     {
       if (!detail::is_pow2(p.bin_base)) throw std::invalid_argument("bin_base must be a power of two");
       if (p.bin_count == 0 || p.bin_count > bitmap::capacity)
@@ -114,7 +111,7 @@ struct basic_bins_index {
 
     void erase(Chunk& c) noexcept
     {
-      take(bin_of(c.size), c);
+      take(bin_of(c.size), c, c.size);
       --size_;
     }
 
@@ -125,24 +122,20 @@ struct basic_bins_index {
     {
       unsigned const from = bin_of(old_size);
       unsigned const to = bin_of(fresh.size);
-      if (from == to && !in_bitmap(from)) {
-        auto& bin = bins_[from];
-        auto const it = bin.iterator_to(old);
-        detail::size_address_key const was{old_size, old.address};
-        if (detail::fits_between_neighbours(bin, it, was, detail::size_address_less::key(fresh))) {
-          if (&old != &fresh) bin.replace_node(it, fresh);
-          return;
-        }
+      if (from == to) {
+        bool const in_place = from == 0 ? front_.exchange_in_place(bins_[0], old, old_size, fresh)
+                                        : detail::exchange_in_place(bins_[from], old, old_size, fresh);
+        if (in_place) return;
       }
-      take(from, old);
+      take(from, old, old_size);
       put(to, fresh);
       nonempty_.set(to);
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
-    // Whether bin 0 is in its address bitmap now (for tests and diagnostics).
-    [[nodiscard]] bool first_bin_in_bitmap() const noexcept { return bitmap_mode_; }
+    // Whether bin 0's chunks of size bin_base are in their address bitmap now (for tests).
+    [[nodiscard]] bool least_size_in_bitmap() const noexcept { return front_.in_bitmap(); }
 
     Chunk* find_best(std::size_t n)
     {
@@ -150,8 +143,8 @@ struct basic_bins_index {
       unsigned b = nonempty_.first_from(first);
       if (b == first) {
         ++steps_;
-        if (in_bitmap(b)) {
-          if (n <= unit_bin_.unit()) return unit_bin_.first();
+        if (b == 0) {
+          if (Chunk* c = front_.lower_bound(bins_[0], n, &steps_)) return c;
         } else {
           auto& bin = bins_[b];
           auto it = bin.lower_bound(detail::size_address_key{n, 0}, detail::size_address_less{&steps_});
@@ -161,7 +154,7 @@ struct basic_bins_index {
       }
       if (b == bitmap::none) return nullptr;
       ++steps_;
-      return &*bins_[b].begin();
+      return &*bins_[b].begin();  // b > 0: bin 0's front is never reached from below
     }
 
     // The chunk after c in (size, address) order, or null: c's successor in its bin, else
@@ -170,8 +163,8 @@ struct basic_bins_index {
     {
       ++steps_;
       unsigned const b = bin_of(c.size);
-      if (in_bitmap(b)) {
-        if (Chunk* after = unit_bin_.next(c)) return after;
+      if (b == 0) {
+        if (Chunk* after = front_.next(bins_[0], c)) return after;
       } else {
         auto& bin = bins_[b];
         auto it = std::next(bin.iterator_to(c));
@@ -184,7 +177,7 @@ struct basic_bins_index {
     Chunk* largest()
     {
       if (nonempty_.empty()) return nullptr;
-      if (in_bitmap(nonempty_.highest())) return unit_bin_.first();  // one size: the lowest address
+      if (nonempty_.highest() == 0) return front_.largest(bins_[0], &steps_);
       auto& bin = bins_[nonempty_.highest()];
       std::size_t const top = std::prev(bin.end())->size;
       return &*bin.lower_bound(detail::size_address_key{top, 0}, detail::size_address_less{&steps_});
@@ -192,7 +185,7 @@ struct basic_bins_index {
 
     [[nodiscard]] bool contains(Chunk const& c) const
     {
-      if (in_bitmap(bin_of(c.size))) return unit_bin_.contains(c);
+      if (bin_of(c.size) == 0) return front_.contains(bins_[0], c);
       auto const& bin = bins_[bin_of(c.size)];
       auto it = bin.find(detail::size_address_key{c.size, c.address}, detail::size_address_less{});
       return it != bin.end() && &*it == &c;
@@ -202,24 +195,21 @@ struct basic_bins_index {
     {
       std::size_t total = 0;
       if (std::string const e = nonempty_.check(); !e.empty()) return e;
-      if (bitmap_mode_) {
-        if (std::string const e = unit_bin_.check(); !e.empty()) return e;
-        if (!bins_[0].empty()) return "bin 0's tree holds chunks while its address bitmap is in use";
-        if (nonempty_.test(0) == unit_bin_.empty()) return "bitmap disagrees with bin 0's address bitmap";
-        total += unit_bin_.size();
-      }
+      if (std::string const e = front_.check(bins_[0]); !e.empty()) return e;
       for (unsigned b = 0; b < bitmap::capacity; ++b) {
         bool const flagged = nonempty_.test(b);
         if (b > last_bin_) {
           if (flagged) return "bitmap flags bin " + std::to_string(b) + ", past the last";
           continue;
         }
-        if (b == 0 && bitmap_mode_) continue;
-        if (flagged == bins_[b].empty()) return "bitmap disagrees with bin " + std::to_string(b);
-        for (auto const& c : bins_[b]) {
-          if (bin_of(c.size) != b) return "chunk of size " + std::to_string(c.size) + " in bin " + std::to_string(b);
+        bool const empty = b == 0 ? front_.empty(bins_[0]) : bins_[b].empty();
+        if (flagged == empty) return "bitmap disagrees with bin " + std::to_string(b);
+        std::string wrong;
+        for_each_in_bin(b, [&](Chunk const& c) {
+          if (bin_of(c.size) != b && wrong.empty()) wrong = "chunk of size " + std::to_string(c.size) + " in bin " + std::to_string(b);
           ++total;
-        }
+        });
+        if (!wrong.empty()) return wrong;
       }
       return total == size_ ? std::string{} : "bin sizes do not add up to the index size";
     }
@@ -233,74 +223,36 @@ struct basic_bins_index {
     template <class F>
     void for_each_in_bin(unsigned b, F&& f) const
     {
-      if (in_bitmap(b)) unit_bin_.for_each(f);
+      if (b == 0) front_.for_each(bins_[0], f);
       else for (auto const& c : bins_[b]) f(c);
     }
 
    private:
-    [[nodiscard]] bool in_bitmap(unsigned b) const noexcept { return b == 0 && bitmap_mode_; }
-
     void put(unsigned b, Chunk& c) noexcept
     {
-      if (!in_bitmap(b)) {
-        bins_[b].insert(c);
-        if (b == 0 && bitmap_from_ != 0 && bins_[0].size() >= bitmap_from_) to_bitmap();
-        return;
-      }
-      if (c.size == unit_bin_.unit() && unit_bin_.try_insert(c)) return;
-      to_tree();
-      bins_[0].insert(c);
+      if (b == 0) front_.insert(bins_[0], c);
+      else bins_[b].insert(c);
     }
 
-    void take(unsigned b, Chunk& c) noexcept
+    // c, indexed when it had size `indexed_size`, leaves bin b.
+    void take(unsigned b, Chunk& c, std::size_t indexed_size) noexcept
     {
-      if (!in_bitmap(b)) {
+      bool empty;
+      if (b == 0) {
+        front_.erase(bins_[0], c, indexed_size);
+        empty = front_.empty(bins_[0]);
+      } else {
         auto& bin = bins_[b];
         bin.erase(bin.iterator_to(c));
-        if (bin.empty()) nonempty_.reset(b);
-        return;
+        empty = bin.empty();
       }
-      unit_bin_.erase(c);
-      if (unit_bin_.empty()) nonempty_.reset(0);
-      if (unit_bin_.size() < bitmap_from_ / 4) to_tree();
-    }
-
-    // Bin 0's chunks move to the address bitmap if they all have its unit size (the tree's
-    // ends, by its order) and every window they need can be had.
-    FRAGLAB_COLD void to_bitmap() noexcept
-    {
-      auto& bin = bins_[0];
-      if (bin.begin()->size != unit_bin_.unit() || std::prev(bin.end())->size != unit_bin_.unit()) return;
-      for (auto it = bin.begin(); it != bin.end();) {
-        Chunk& c = *it;
-        it = bin.erase(it);
-        if (!unit_bin_.try_insert(c)) {
-          bin.insert(c);
-          bitmap_mode_ = true;
-          to_tree();
-          return;
-        }
-      }
-      bitmap_mode_ = true;
-    }
-
-    // Back to the tree, in address order, so that each insert goes to the tree's end.
-    FRAGLAB_COLD void to_tree() noexcept
-    {
-      auto& bin = bins_[0];
-      while (Chunk* c = unit_bin_.first()) {
-        unit_bin_.erase(*c);
-        bin.insert(bin.end(), *c);
-      }
-      bitmap_mode_ = false;
+      if (empty) nonempty_.reset(b);
     }
 
     unsigned base_shift_;
     unsigned last_bin_;  // a bound kept beside the array: no size() division per lookup
-    std::size_t bitmap_from_;
-    bool bitmap_mode_ = false;
-    detail::unit_address_set<Chunk> unit_bin_;  // bin 0 while bitmap_mode_
     std::unique_ptr<set_type[]> bins_;
+    detail::least_size_front<Chunk, set_type> front_;  // bin 0's chunks of size bin_base
     bitmap nonempty_;
     std::size_t size_ = 0;
     std::uint64_t steps_ = 0;

@@ -48,4 +48,15 @@ bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_k
   return after == set.end() || less(to, *after);
 }
 
+// fresh takes the node of old (ordered by old_size) without a descent where its key falls in
+// old's place; false, with nothing changed, where it does not.
+template <class Set, class Chunk>
+bool exchange_in_place(Set& set, Chunk& old, std::size_t old_size, Chunk& fresh) noexcept
+{
+  auto const it = set.iterator_to(old);
+  if (!fits_between_neighbours(set, it, size_address_key{old_size, old.address}, size_address_less::key(fresh))) return false;
+  if (&old != &fresh) set.replace_node(it, fresh);
+  return true;
+}
+
 }  // namespace fraglab::detail

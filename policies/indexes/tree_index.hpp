@@ -4,21 +4,33 @@
 // ties; worst fit is the largest chunk, again lowest address on ties. O(log n) for every
 // operation. This is the structure behind PyTorch's per-pool std::set<Block*> and a
 // degenerate (one-bin) TF BFC.
+//
+// The chunks of the least size (the smallest chunk the size rule makes; the registry sets
+// it) come first in that order and are ordered by address alone; while there are many they
+// live in an address bitmap instead of the tree (detail/least_size_front.hpp), where an
+// insert costs no descent. The order, and so every decision, is the same either way.
 #pragma once
 
+#include "policies/indexes/detail/least_size_front.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
 #include <boost/intrusive/set.hpp>
 
 #include <cstdint>
-#include <iterator>
+#include <stdexcept>
 #include <string>
 
 namespace fraglab {
 
+struct tree_index_params {
+  std::size_t least_size = 16;  // the classic presets' smallest chunk (quantum and min_size 16)
+  // The chunks of the least size move to an address bitmap at this many (0: never).
+  std::size_t address_bitmap_from = 64;
+};
+
 struct tree_index {
   static constexpr const char* name = "tree";
-  struct params {};
+  using params = tree_index_params;
 
   template <class Chunk>
   using hook = boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
@@ -30,68 +42,55 @@ struct tree_index {
         boost::intrusive::compare<detail::size_address_less>>;
 
    public:
-    explicit index(params const& = {}) {}
+    explicit index(params const& p = {}) : front_(p.least_size, p.address_bitmap_from)
+    {
+      if (p.least_size == 0) throw std::invalid_argument("least_size must be at least 1");
+    }
     index(index&&) = default;
     ~index() { set_.clear(); }
 
-    void insert(Chunk& c) { set_.insert(c); }
-    void erase(Chunk& c) noexcept { set_.erase(set_.iterator_to(c)); }
+    void insert(Chunk& c) { front_.insert(set_, c); }
+    void erase(Chunk& c) noexcept { front_.erase(set_, c, c.size); }
 
     // fresh enters and old (indexed when it had size old_size) leaves, in one step: fresh
     // takes old's node where its key falls in old's place (`keyed_in_place_index`).
     void exchange(Chunk& old, std::size_t old_size, Chunk& fresh) noexcept
     {
-      auto const it = set_.iterator_to(old);
-      detail::size_address_key const was{old_size, old.address};
-      if (detail::fits_between_neighbours(set_, it, was, detail::size_address_less::key(fresh))) {
-        if (&old != &fresh) set_.replace_node(it, fresh);
-        return;
-      }
-      set_.erase(it);
-      set_.insert(fresh);
+      if (front_.exchange_in_place(set_, old, old_size, fresh)) return;
+      front_.erase(set_, old, old_size);
+      front_.insert(set_, fresh);
     }
 
-    [[nodiscard]] std::size_t size() const noexcept { return set_.size(); }
+    [[nodiscard]] std::size_t size() const noexcept { return front_.size(set_); }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
+    // Whether the chunks of the least size are in their address bitmap now (for tests).
+    [[nodiscard]] bool least_size_in_bitmap() const noexcept { return front_.in_bitmap(); }
 
-    Chunk* find_best(std::size_t n)
-    {
-      auto it = set_.lower_bound(detail::size_address_key{n, 0}, detail::size_address_less{&steps_});
-      return it == set_.end() ? nullptr : &*it;
-    }
+    Chunk* find_best(std::size_t n) { return front_.lower_bound(set_, n, &steps_); }
 
     // The chunk after c in (size, address) order, or null.
     Chunk* successor(Chunk& c)
     {
       ++steps_;
-      auto it = std::next(set_.iterator_to(c));
-      return it == set_.end() ? nullptr : &*it;
+      return front_.next(set_, c);
     }
 
     // The largest chunk, lowest address among equals.
-    Chunk* largest()
-    {
-      if (set_.empty()) return nullptr;
-      std::size_t const top = std::prev(set_.end())->size;
-      return &*set_.lower_bound(detail::size_address_key{top, 0}, detail::size_address_less{&steps_});
-    }
+    Chunk* largest() { return front_.largest(set_, &steps_); }
 
-    [[nodiscard]] bool contains(Chunk const& c) const
-    {
-      auto it = set_.find(detail::size_address_key{c.size, c.address}, detail::size_address_less{});
-      return it != set_.end() && &*it == &c;
-    }
+    [[nodiscard]] bool contains(Chunk const& c) const { return front_.contains(set_, c); }
 
-    [[nodiscard]] std::string check() const { return {}; }  // ordering is the tree's own invariant
+    [[nodiscard]] std::string check() const { return front_.check(set_); }  // the tree orders itself
 
     template <class F>
     void for_each(F&& f) const
     {
-      for (auto const& c : set_) f(c);
+      front_.for_each(set_, f);
     }
 
    private:
     set_type set_;
+    detail::least_size_front<Chunk, set_type> front_;
     std::uint64_t steps_ = 0;
   };
 };

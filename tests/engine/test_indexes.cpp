@@ -86,19 +86,23 @@ struct index_fixture {
   }
 };
 
-// Random chunks at distinct addresses (slots 64 KiB apart), sizes from a skewed spread.
+// Random chunks at distinct addresses (slots 64 KiB apart), sizes from a skewed spread, at
+// least `least`.
 // An index that exchanges chunks in one step (keyed_in_place_index) also gets exchanges:
 // a member for a fresh chunk, or for itself resized, to a size near its own (which often
 // keeps its place in the order) or anywhere in the spread (which often does not).
 template <class Spec, class Check>
-void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, bool back_insert = false)
+void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, bool back_insert = false,
+                    std::size_t least = 16)
 {
   index_fixture<Spec> f;
   using C = typename index_fixture<Spec>::C;
   constexpr bool exchanges = keyed_in_place_index<decltype(f.ix), C>;
   std::vector<bool> used(4096, false);
   auto const base = std::uintptr_t{1} << 30;
-  auto random_size = [&] { return f.r.chance(30) ? 16 * f.r.uniform(1, 8) : 16 * (f.r.log_uniform(0, 12) + 1); };
+  auto random_size = [&] {
+    return std::max<std::size_t>(least, f.r.chance(30) ? 16 * f.r.uniform(1, 8) : 16 * (f.r.log_uniform(0, 12) + 1));
+  };
   auto free_slot = [&] {
     std::size_t slot = f.r.uniform(0, used.size() - 1);
     while (used[slot]) slot = (slot + 1) % used.size();
@@ -120,7 +124,7 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
         C* old = f.members[i];
         std::size_t const was = old->size;
         std::size_t const delta = 16 * f.r.uniform(0, 4);
-        std::size_t const near = f.r.chance(50) || delta >= was ? was + delta : was - delta;
+        std::size_t const near = f.r.chance(50) || delta + least > was ? was + delta : was - delta;
         std::size_t const size = f.r.chance(50) ? near : random_size();
         if (f.r.chance(50)) {
           old->size = size;
@@ -194,20 +198,14 @@ struct fine_bins : basic_bins_index<6, 64 * 64> {
 
 TEST(BinsIndex, FinerBinsMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<fine_bins>(); }
 
-// Bin 0 from 16 B holds only 16-byte chunks (drive_randomly's sizes are multiples of 16),
-// and moves to its address bitmap at 4 of them: the random sets cross that line both ways
-// hundreds of times, and every query must still follow the (size, address) order.
-struct bitmap_bins : bins_index {
-  struct params : bins_index_params {
-    params() : bins_index_params{16, 21, 4} {}
-  };
-};
-
-TEST(BinsIndex, FirstBinInItsAddressBitmapMatchesTheRuleOnRandomSets)
+// The (size, address) order's queries, and the order of for_each, on an index whose chunks
+// of the least size cross the line to and from their address bitmap hundreds of times.
+template <class Spec>
+void expect_size_address_order_across_the_address_bitmap(std::size_t least = 16)
 {
   int steps_in_bitmap = 0;
-  drive_randomly<bitmap_bins>([&](auto& f, std::size_t n, int step) {
-    steps_in_bitmap += f.ix.first_bin_in_bitmap() ? 1 : 0;
+  drive_randomly<Spec>([&](auto& f, std::size_t n, int step) {
+    steps_in_bitmap += f.ix.least_size_in_bitmap() ? 1 : 0;
     ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
     ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
     if (f.members.empty()) return;
@@ -219,48 +217,119 @@ TEST(BinsIndex, FirstBinInItsAddressBitmapMatchesTheRuleOnRandomSets)
     ASSERT_TRUE(std::is_sorted(visited.begin(), visited.end(), [](C const* a, C const* b) {
       return a->size < b->size || (a->size == b->size && a->address < b->address);
     })) << "step " << step;
-  });
+  }, 3000, false, false, least);
   EXPECT_GT(steps_in_bitmap, 300);  // the bitmap really served a good part of the run
 }
 
-TEST(BinsIndex, FirstBinLeavesItsAddressBitmapForAChunkOfAnotherSizeOrWhenItShrinks)
+// Bin 0 from 16 B holds only 16-byte chunks (drive_randomly's sizes are multiples of 16),
+// and they move to the address bitmap at 4 of them.
+struct bitmap_bins : bins_index {
+  struct params : bins_index_params {
+    params() : bins_index_params{16, 21, 4} {}
+  };
+};
+
+TEST(BinsIndex, FirstBinInItsAddressBitmapMatchesTheRuleOnRandomSets)
+{
+  expect_size_address_order_across_the_address_bitmap<bitmap_bins>();
+}
+
+TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASmallerOneOrWhenItShrinks)
 {
   using spec = bins_index;
   index_fixture<spec> f(bins_index_params{256, 21, 4});
   std::vector<chunk_of<spec>*> unit;
   for (std::uintptr_t a : {0x9000u, 0x1100u, 0x5000u, 0x3000u}) unit.push_back(f.make(a, 256));
   for (auto* c : unit) f.ix.insert(*c);
-  EXPECT_TRUE(f.ix.first_bin_in_bitmap());
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());
   EXPECT_EQ(f.ix.find_best(256), unit[1]);  // the lowest address
   EXPECT_EQ(f.ix.find_best(1), unit[1]);
-  EXPECT_EQ(f.ix.find_best(257), nullptr);  // bin 0 has only 256-byte chunks; nothing above
+  EXPECT_EQ(f.ix.find_best(257), nullptr);  // nothing larger
   EXPECT_EQ(f.ix.successor(*unit[1]), unit[3]);
   EXPECT_EQ(f.ix.successor(*unit[0]), nullptr);
   EXPECT_EQ(f.ix.largest(), unit[1]);
   EXPECT_EQ(f.ix.check(), "");
 
-  auto* wide = f.make(0x20000, 384);  // also bin 0: the bitmap cannot order it by address alone
+  auto* wide = f.make(0x20000, 384);  // also bin 0, larger: it goes to bin 0's tree, after the bitmap
   f.ix.insert(*wide);
-  EXPECT_FALSE(f.ix.first_bin_in_bitmap());
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());
   EXPECT_EQ(f.ix.find_best(257), wide);
   EXPECT_EQ(f.ix.find_best(256), unit[1]);
   EXPECT_EQ(f.ix.successor(*unit[0]), wide);
+  EXPECT_EQ(f.ix.largest(), wide);
   EXPECT_EQ(f.ix.check(), "");
 
-  f.ix.erase(*wide);  // 4 unit chunks again: the next one to arrive moves them back
-  auto* fifth = f.make(0x800, 256);
+  auto* narrow = f.make(0x40, 128);  // smaller than the bitmap's chunks: they go back to the tree
+  f.ix.insert(*narrow);
+  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.find_best(1), narrow);
+  EXPECT_EQ(f.ix.find_best(129), unit[1]);
+  EXPECT_EQ(f.ix.successor(*narrow), unit[1]);
+  EXPECT_EQ(f.ix.successor(*unit[0]), wide);
+  EXPECT_EQ(f.ix.check(), "");
+  auto* fifth = f.make(0x800, 256);  // five unit chunks, but one smaller before them: they stay
   f.ix.insert(*fifth);
-  EXPECT_TRUE(f.ix.first_bin_in_bitmap());
+  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.find_best(1), narrow);
+  EXPECT_EQ(f.ix.check(), "");
+  f.ix.erase(*fifth);
+
+  f.ix.erase(*narrow);  // 4 unit chunks again, none smaller: the next one to arrive moves them back
+  f.ix.insert(*fifth);
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());
   EXPECT_EQ(f.ix.find_best(256), fifth);
-  auto* big = f.make(0x40000, 4096);  // bin 4, beside the bitmap
+  auto* big = f.make(0x40000, 4096);  // bin 4
   f.ix.exchange(*unit[2], 256, *big);  // a chunk leaves the bitmap for another bin in one step
-  EXPECT_EQ(f.ix.find_best(257), big);
-  EXPECT_EQ(f.ix.successor(*unit[0]), big);
+  EXPECT_EQ(f.ix.find_best(385), big);
+  EXPECT_EQ(f.ix.successor(*unit[0]), wide);
+  EXPECT_EQ(f.ix.successor(*wide), big);
   EXPECT_EQ(f.ix.check(), "");
   for (auto* c : {fifth, unit[0], unit[1], unit[3]}) f.ix.erase(*c);  // under a quarter of 4: back to the tree
-  EXPECT_FALSE(f.ix.first_bin_in_bitmap());
-  EXPECT_EQ(f.ix.size(), 1u);
+  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.size(), 2u);
   EXPECT_EQ(f.ix.check(), "");
+}
+
+// The tree's 16-byte chunks (the classic presets' smallest) move to the bitmap at 4.
+struct bitmap_tree : tree_index {
+  struct params : tree_index_params {
+    params() : tree_index_params{16, 4} {}
+  };
+};
+// A least size that is not a power of two: the bitmap's unit is 32 B.
+struct odd_bitmap_tree : tree_index {
+  struct params : tree_index_params {
+    params() : tree_index_params{48, 4} {}
+  };
+};
+
+TEST(TreeIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
+{
+  expect_size_address_order_across_the_address_bitmap<bitmap_tree>();
+  expect_size_address_order_across_the_address_bitmap<odd_bitmap_tree>(48);
+}
+
+TEST(TreeIndex, ExchangesInPlaceNeverPutALeastSizeChunkInTheTreeBesideTheBitmap)
+{
+  using spec = tree_index;
+  index_fixture<spec> f(tree_index_params{16, 2});
+  auto* a = f.make(0x1000, 16);
+  auto* b = f.make(0x2000, 16);
+  auto* c = f.make(0x3000, 32);
+  for (auto* x : {a, b, c}) f.ix.insert(*x);
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());
+  auto* shrunk = f.make(0x3000, 16);  // c's place in the tree, but the least size: into the bitmap
+  f.ix.exchange(*c, 32, *shrunk);
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.successor(*b), shrunk);
+  EXPECT_EQ(f.ix.largest(), a);  // one size left: the lowest address
+  b->size = 48;                  // grows out of the bitmap, into the tree
+  f.ix.exchange(*b, 16, *b);
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_best(17), b);
+  EXPECT_EQ(f.ix.find_best(16), a);
+  EXPECT_EQ(f.ix.successor(*shrunk), b);
+  EXPECT_EQ(f.ix.size(), 3u);
 }
 
 TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)

@@ -1,5 +1,6 @@
-// Free chunks that all have one size (the unit), ordered by address: a bit per unit of
-// address space in a four-level bitmap, and beside each bit a pointer to its chunk.
+// Free chunks that all have one size, ordered by address: a bit per unit of address space
+// (the largest power of two not above that size) in a four-level bitmap, and beside each
+// bit a pointer to its chunk.
 //
 // Why: TF's bin 0 holds only 256-byte chunks, and on a program with many small blocks it
 // holds tens of thousands of them (perl: up to 54,702). In a red-black tree every insert
@@ -11,8 +12,8 @@
 //
 // Two chunks of one size never overlap, so floor(address / unit) differs for any two of
 // them and keeps their order, whatever their alignment: that is a chunk's bit. Address
-// space is covered by windows of 2^24 units (4 GiB at 256 bytes) made when a chunk first
-// lands in one. A window's two large arrays come from calloc, so the operating system
+// space is covered by windows of 2^24 units (4 GiB at 256 bytes, 256 MiB at 16) made when a
+// chunk first lands in one. A window's two large arrays come from calloc, so the operating system
 // maps only the pages that free chunks touch: 8 bytes of pointer and 1/8 byte of bitmap
 // per unit of address span where such chunks lie.
 #pragma once
@@ -65,18 +66,22 @@ class unit_address_set {
   };
 
  public:
-  explicit unit_address_set(std::size_t unit) noexcept : unit_log2_(static_cast<unsigned>(std::countr_zero(unit))) {}
+  // Chunks of chunk_size bytes; a bit stands for the largest power of two not above it.
+  explicit unit_address_set(std::size_t chunk_size) noexcept
+      : chunk_size_(chunk_size), unit_log2_(static_cast<unsigned>(std::countr_zero(std::bit_floor(chunk_size | 1))))
+  {
+  }
   unit_address_set(unit_address_set&& o) noexcept
-      : unit_log2_(o.unit_log2_), windows_(std::move(o.windows_)), last_(std::exchange(o.last_, nullptr)), size_(std::exchange(o.size_, 0))
+      : chunk_size_(o.chunk_size_), unit_log2_(o.unit_log2_), windows_(std::move(o.windows_)), last_(std::exchange(o.last_, nullptr)), size_(std::exchange(o.size_, 0))
   {
   }
   unit_address_set& operator=(unit_address_set&&) = delete;
 
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::size_t unit() const noexcept { return std::size_t{1} << unit_log2_; }
+  [[nodiscard]] std::size_t chunk_size() const noexcept { return chunk_size_; }
 
-  // Adds c (of size unit(), not yet here); false, with nothing changed, when the window
+  // Adds c (of chunk_size(), not yet here); false, with nothing changed, when the window
   // that c's address needs cannot be allocated.
   [[nodiscard]] bool try_insert(Chunk& c) noexcept
   {
@@ -146,7 +151,7 @@ class unit_address_set {
       for (std::size_t p = first_from(*w, 0); p != npos; p = first_from(*w, p + 1), ++here) {
         Chunk const* c = w->chunks.get()[p];
         if (c == nullptr) return "address bitmap: a set bit without a chunk";
-        if (c->size != unit()) return "address bitmap: a chunk of size " + std::to_string(c->size) + " among chunks of " + std::to_string(unit());
+        if (c->size != chunk_size_) return "address bitmap: a chunk of size " + std::to_string(c->size) + " among chunks of " + std::to_string(chunk_size_);
         if (window_number(c->address) != w->number || position(c->address) != p) return "address bitmap: a chunk under another address's bit";
       }
       if (here != w->count) return "address bitmap: a window's count disagrees with its bits";
@@ -227,6 +232,7 @@ class unit_address_set {
     return nullptr;
   }
 
+  std::size_t chunk_size_;
   unsigned unit_log2_;
   std::vector<std::unique_ptr<window>> windows_;  // by number; never given back before the set is destroyed
   window* last_ = nullptr;
