@@ -150,37 +150,37 @@ def main(argv):
         (["--pattern-events", "16384"] if args.quick else [])
     paths = [path for _, _, path in traces]
     with tempfile.TemporaryDirectory(prefix="speed_table.") as scratch:
+        # Every general-purpose allocator runs in a process of its own, glibc included: glibc's
+        # time depends on what its heap went through before (run after all of fraglab's
+        # policies in one process, its eor-nn-snapshot replay took 146-980 ns/op; alone,
+        # 1.6-2.0). fraglab's policies and the floor share another process.
+        def measure_all(subject_args, with_scan=False):
+            measured_now = {}
+            for name, library in GENERAL_PURPOSE:
+                measured = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library),
+                                 scratch)
+                check_served(name, library, measured)
+                measured_now |= measured
+            own = POLICIES + ([SCAN] if with_scan else [])
+            measured_now |= bench(bench_bin, ["--policies", ",".join(own), "--floor"] + subject_args,
+                                  preload_env(None), scratch)
+            return measured_now
+
         # Replays: every round takes the traces one at a time and measures every subject on a
-        # trace before moving on (fraglab's policies, the floor and glibc in one process, each
-        # other general-purpose allocator in its own), so that a trace's ratios compare runs a
-        # minute or two apart; a subject's ns/op is its minimum over the rounds, the estimate
-        # of the unloaded time that a shared machine's load disturbs least.
+        # trace before moving on, so that a trace's ratios compare runs a minute or two apart;
+        # a subject's ns/op is its minimum over the rounds, the estimate of the unloaded time
+        # that a shared machine's load disturbs least.
         results = {}
         rounds = args.rounds
         for r in range(rounds):
             for path in paths:
-                for name, library in GENERAL_PURPOSE:
-                    env = preload_env(library)
-                    policies = ",".join(POLICIES) if library is None else "none"
-                    extra = ["--floor"] if library is None else []
-                    measured = bench(bench_bin, ["--policies", policies, "--malloc", "--patterns", "none"] + extra +
-                                     iterations + [path], env, scratch)
-                    check_served(name, library, measured)
-                    for key, row in measured.items():
-                        if key not in results or row["ns_per_op"] < results[key]["ns_per_op"]:
-                            results[key] = row
+                for key, row in measure_all(["--patterns", "none"] + iterations + [path]).items():
+                    if key not in results or row["ns_per_op"] < results[key]["ns_per_op"]:
+                        results[key] = row
             print(f"speed_table.py: replays, round {r + 1} of {rounds} measured", file=sys.stderr)
-        # Patterns: one process per general-purpose allocator, fraglab's policies, the floor and
-        # the scan beside glibc.
-        for name, library in GENERAL_PURPOSE:
-            env = preload_env(library)
-            policies = ",".join(POLICIES) + "," + SCAN if library is None else "none"
-            extra = ["--floor"] if library is None else []
-            measured = bench(bench_bin, ["--policies", policies, "--malloc"] + extra + pattern_args + iterations, env,
-                             scratch)
-            check_served(name, library, measured)
-            results |= measured
-            print(f"speed_table.py: patterns of {name} measured", file=sys.stderr)
+        # Patterns: the classic scan joins fraglab's policies.
+        results |= measure_all(pattern_args + iterations, with_scan=True)
+        print("speed_table.py: patterns measured", file=sys.stderr)
 
         # scp: a real program's 71k events; without the shared traces, the smallest traced program.
         cg_trace = host.get("scp") or min(programs.values(), key=os.path.getsize)
