@@ -150,10 +150,12 @@ def main(argv):
         (["--pattern-events", "16384"] if args.quick else [])
     paths = [path for _, _, path in traces]
     with tempfile.TemporaryDirectory(prefix="speed_table.") as scratch:
-        # Every general-purpose allocator runs in a process of its own, glibc included: glibc's
-        # time depends on what its heap went through before (run after all of fraglab's
-        # policies in one process, its eor-nn-snapshot replay took 146-980 ns/op; alone,
-        # 1.6-2.0). fraglab's policies and the floor share another process.
+        # Every general-purpose allocator runs in a process of its own, glibc included, so that
+        # no allocator's heap carries another subject's history: glibc's time depends on it
+        # (eor-nn-snapshot: 146-980 ns/op after all of fraglab's policies in its process; on
+        # its own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output
+        # this script reads, with the same page faults and system calls). fraglab's policies
+        # and the floor share another process.
         def measure_all(subject_args, with_scan=False):
             measured_now = {}
             for name, library in GENERAL_PURPOSE:
