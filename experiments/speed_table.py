@@ -154,17 +154,16 @@ def main(argv):
         # no allocator's heap carries another subject's history: glibc's time depends on it
         # (eor-nn-snapshot: 146-980 ns/op after all of fraglab's policies in its process; on
         # its own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output
-        # this script reads, with the same page faults and system calls). fraglab's policies
-        # and the floor share another process.
-        def measure_all(subject_args, with_scan=False):
+        # this script reads, with the same page faults and system calls). `policies` and the
+        # floor share another process.
+        def measure_all(subject_args, policies):
             measured_now = {}
             for name, library in GENERAL_PURPOSE:
                 measured = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library),
                                  scratch)
                 check_served(name, library, measured)
                 measured_now |= measured
-            own = POLICIES + ([SCAN] if with_scan else [])
-            measured_now |= bench(bench_bin, ["--policies", ",".join(own), "--floor"] + subject_args,
+            measured_now |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + subject_args,
                                   preload_env(None), scratch)
             return measured_now
 
@@ -176,12 +175,12 @@ def main(argv):
         rounds = args.rounds
         for r in range(rounds):
             for path in paths:
-                for key, row in measure_all(["--patterns", "none"] + iterations + [path]).items():
+                for key, row in measure_all(["--patterns", "none"] + iterations + [path], POLICIES).items():
                     if key not in results or row["ns_per_op"] < results[key]["ns_per_op"]:
                         results[key] = row
             print(f"speed_table.py: replays, round {r + 1} of {rounds} measured", file=sys.stderr)
         # Patterns: the classic scan joins fraglab's policies.
-        results |= measure_all(pattern_args + iterations, with_scan=True)
+        results |= measure_all(pattern_args + iterations, POLICIES + [SCAN])
         print("speed_table.py: patterns measured", file=sys.stderr)
 
         # scp: a real program's 71k events; without the shared traces, the smallest traced program.
