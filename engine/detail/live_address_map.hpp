@@ -26,7 +26,12 @@
 // singly linked bucket to find the predecessor, and its insert searches for a duplicate
 // first; together they cost about 50 instructions per operation. TF keeps a per-region
 // vector of chunk handles, one per 256-byte granule, instead; that costs memory
-// proportional to the reserved bytes, which a simulated 80 GiB pool cannot afford.
+// proportional to the reserved bytes, which a simulated 80 GiB pool cannot afford. A radix
+// tree over address / granule with lazily mapped leaves (twelfth round) was 8-23% faster on
+// ssh, where two frees in five miss the nursery, and 2-10% slower on scp, where none do;
+// behind the nursery, 7-16% faster on ssh and up to 5% slower on perl. Either way a
+// million live blocks at a 16-byte granule took 4.48 GB resident against 2.33 GB, so it
+// would need a bound on its leaves and a fallback to this table.
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
