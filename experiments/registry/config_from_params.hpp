@@ -43,8 +43,10 @@ typename Alloc::config config_from_params(param_set const& p)
     throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
   c.size.validate();
   c.growth.validate();
-  // The tree's address bitmap takes the smallest chunk the size rule makes.
+  // The tree's address bitmap takes the smallest chunk the size rule makes; the bins' bitmaps
+  // take the sizes it makes, a granule apart.
   if constexpr (std::is_same_v<index_params, tree_index_params>) c.index.least_size = c.size.round(0).value_or(c.size.granule());
+  if constexpr (std::is_same_v<index_params, bins_index_params>) c.index.size_step = c.size.granule();
   return c;
 }
 

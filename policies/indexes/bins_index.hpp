@@ -15,17 +15,18 @@
 // branches a descent mispredicts (docs/performance.md, fifth round). The cut is a template
 // parameter, so that TF's one bin per doubling keeps its single bitmap word and formula.
 //
-// Bin 0's chunks of its lower bound's size (all of TF's bin 0: its sizes are multiples of
-// 256) come first in its order and are ordered by address alone. While there are many
-// (`address_bitmap_from`) and none smaller, they live in an address bitmap
-// (detail/least_size_front.hpp) where an insert costs no tree descent. The order, and so
-// every decision, is the same either way (docs/performance.md, tenth round).
+// A bin's chunks of one size are ordered by address alone, and a bin of TF's holds few
+// sizes: bin b holds the 2^b multiples of 256 in its range. While a bin of at most 64 sizes
+// (multiples of `size_step`) holds many chunks (`address_bitmap_from`), they live in
+// address bitmaps, one per size (detail/bin_address_bitmaps.hpp), where an insert costs no
+// tree descent. The order, and so every decision, is the same either way
+// (docs/performance.md, tenth and thirteenth rounds).
 #pragma once
 
 #include "engine/detail/bits.hpp"
 #include "engine/detail/hot_cold.hpp"
 #include "policies/indexes/detail/bin_bitmap.hpp"
-#include "policies/indexes/detail/least_size_front.hpp"
+#include "policies/indexes/detail/bin_address_bitmaps.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
 #include <boost/intrusive/set.hpp>
@@ -36,14 +37,19 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fraglab {
 
 struct bins_index_params {
   std::size_t bin_base = 256;  // power of two: the lower bound of bin 0
   unsigned bin_count = 21;     // TF's 21 bins put everything >= 256 MiB in the last
-  // Bin 0's chunks of size bin_base move to an address bitmap at this many (0: never).
+  // A bin's chunks move to address bitmaps, one per size, at this many (0: never), where
+  // the bin holds at most 64 sizes.
   std::size_t address_bitmap_from = 4096;
+  // The sizes that have bitmaps are multiples of this (a power of two; 0: bin_base). The
+  // registry sets it to the size rule's granule.
+  std::size_t size_step = 0;
 };
 
 // 2^SubBinsLog2 bins per doubling of size, at most MaxBins bins.
@@ -62,23 +68,39 @@ struct basic_bins_index {
     using set_type = boost::intrusive::multiset<
         Chunk, boost::intrusive::member_hook<Chunk, hook<Chunk>, &Chunk::free_hook>,
         boost::intrusive::compare<detail::size_address_less>>;
+    using bitmaps_type = detail::bin_address_bitmaps<Chunk, set_type>;
+
+    // A bin: its tree, and its address bitmaps beside it. What an operation reads of both
+    // shares the first cache line.
+    struct alignas(64) bin {
+      set_type tree;
+      bitmaps_type bitmaps;
+    };
 
    public:
-    explicit index(params const& p = {})
-        : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1), front_(p.bin_base, p.address_bitmap_from)
+    explicit index(params const& p = {}) : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1)
     {
       if (!detail::is_pow2(p.bin_base)) throw std::invalid_argument("bin_base must be a power of two");
       if (p.bin_count == 0 || p.bin_count > bitmap::capacity)
         throw std::invalid_argument("bin_count must be in 1.." + std::to_string(bitmap::capacity));
       if (p.bin_base < bins_per_doubling)
         throw std::invalid_argument("bin_base must be at least the bins per doubling: no bin narrower than a byte");
-      bins_ = std::make_unique<set_type[]>(p.bin_count);
+      std::size_t const step = p.size_step == 0 ? p.bin_base : p.size_step;
+      if (!detail::is_pow2(step)) throw std::invalid_argument("size_step must be a power of two");
+      bins_.reserve(p.bin_count);
+      for (unsigned b = 0; b <= last_bin_; ++b) {
+        // The multiples of step in [lower bound, next bin's lower bound), where there are at
+        // most 64 (TF's bins 0-6); the last bin is open.
+        std::size_t const least = (bin_lower_bound(b) + step - 1) & ~(step - 1);
+        std::size_t sizes = b == last_bin_ || least >= bin_lower_bound(b + 1) ? 0 : (bin_lower_bound(b + 1) - 1 - least) / step + 1;
+        if (sizes > bitmaps_type::max_sizes) sizes = 0;
+        bins_.push_back(bin{set_type{}, bitmaps_type{least, step, static_cast<unsigned>(sizes), p.address_bitmap_from}});
+      }
     }
     index(index&&) = default;
     ~index()
     {
-      if (bins_ != nullptr)
-        for (unsigned b = 0; b <= last_bin_; ++b) bins_[b].clear();
+      for (auto& b : bins_) b.tree.clear();
     }
 
     [[nodiscard]] unsigned bin_of(std::size_t n) const noexcept
@@ -104,7 +126,7 @@ struct basic_bins_index {
     void insert(Chunk& c)
     {
       unsigned const b = bin_of(c.size);
-      put(b, c);
+      bins_[b].bitmaps.insert(bins_[b].tree, c);
       nonempty_.set(b);
       ++size_;
     }
@@ -122,20 +144,16 @@ struct basic_bins_index {
     {
       unsigned const from = bin_of(old_size);
       unsigned const to = bin_of(fresh.size);
-      if (from == to) {
-        bool const in_place = from == 0 ? front_.exchange_in_place(bins_[0], old, old_size, fresh)
-                                        : detail::exchange_in_place(bins_[from], old, old_size, fresh);
-        if (in_place) return;
-      }
+      if (from == to && bins_[from].bitmaps.exchange_in_place(bins_[from].tree, old, old_size, fresh)) return;
       take(from, old, old_size);
-      put(to, fresh);
+      bins_[to].bitmaps.insert(bins_[to].tree, fresh);
       nonempty_.set(to);
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
-    // Whether bin 0's chunks of size bin_base are in their address bitmap now (for tests).
-    [[nodiscard]] bool least_size_in_bitmap() const noexcept { return front_.in_bitmap(); }
+    // Whether bin b is in its address bitmaps now (for tests).
+    [[nodiscard]] bool in_address_bitmaps(unsigned b) const noexcept { return bins_[b].bitmaps.in_use(); }
 
     Chunk* find_best(std::size_t n)
     {
@@ -143,18 +161,12 @@ struct basic_bins_index {
       unsigned b = nonempty_.first_from(first);
       if (b == first) {
         ++steps_;
-        if (b == 0) {
-          if (Chunk* c = front_.lower_bound(bins_[0], n, &steps_)) return c;
-        } else {
-          auto& bin = bins_[b];
-          auto it = bin.lower_bound(detail::size_address_key{n, 0}, detail::size_address_less{&steps_});
-          if (it != bin.end()) return &*it;
-        }
+        if (Chunk* c = bins_[b].bitmaps.lower_bound(bins_[b].tree, n, &steps_)) return c;
         b = nonempty_.first_after(first);
       }
       if (b == bitmap::none) return nullptr;
       ++steps_;
-      return &*bins_[b].begin();  // b > 0: bin 0's front is never reached from below
+      return bins_[b].bitmaps.first(bins_[b].tree);
     }
 
     // The chunk after c in (size, address) order, or null: c's successor in its bin, else
@@ -163,47 +175,36 @@ struct basic_bins_index {
     {
       ++steps_;
       unsigned const b = bin_of(c.size);
-      if (b == 0) {
-        if (Chunk* after = front_.next(bins_[0], c)) return after;
-      } else {
-        auto& bin = bins_[b];
-        auto it = std::next(bin.iterator_to(c));
-        if (it != bin.end()) return &*it;
-      }
+      if (Chunk* after = bins_[b].bitmaps.next(bins_[b].tree, c)) return after;
       unsigned const above = nonempty_.first_after(b);
-      return above == bitmap::none ? nullptr : &*bins_[above].begin();
+      return above == bitmap::none ? nullptr : bins_[above].bitmaps.first(bins_[above].tree);
     }
 
     Chunk* largest()
     {
       if (nonempty_.empty()) return nullptr;
-      if (nonempty_.highest() == 0) return front_.largest(bins_[0], &steps_);
-      auto& bin = bins_[nonempty_.highest()];
-      std::size_t const top = std::prev(bin.end())->size;
-      return &*bin.lower_bound(detail::size_address_key{top, 0}, detail::size_address_less{&steps_});
+      auto& top = bins_[nonempty_.highest()];
+      return top.bitmaps.largest(top.tree, &steps_);
     }
 
     [[nodiscard]] bool contains(Chunk const& c) const
     {
-      if (bin_of(c.size) == 0) return front_.contains(bins_[0], c);
-      auto const& bin = bins_[bin_of(c.size)];
-      auto it = bin.find(detail::size_address_key{c.size, c.address}, detail::size_address_less{});
-      return it != bin.end() && &*it == &c;
+      auto const& b = bins_[bin_of(c.size)];
+      return b.bitmaps.contains(b.tree, c);
     }
 
     [[nodiscard]] std::string check() const
     {
       std::size_t total = 0;
       if (std::string const e = nonempty_.check(); !e.empty()) return e;
-      if (std::string const e = front_.check(bins_[0]); !e.empty()) return e;
       for (unsigned b = 0; b < bitmap::capacity; ++b) {
         bool const flagged = nonempty_.test(b);
         if (b > last_bin_) {
           if (flagged) return "bitmap flags bin " + std::to_string(b) + ", past the last";
           continue;
         }
-        bool const empty = b == 0 ? front_.empty(bins_[0]) : bins_[b].empty();
-        if (flagged == empty) return "bitmap disagrees with bin " + std::to_string(b);
+        if (std::string const e = bins_[b].bitmaps.check(bins_[b].tree); !e.empty()) return "bin " + std::to_string(b) + ": " + e;
+        if (flagged == bins_[b].bitmaps.empty(bins_[b].tree)) return "bitmap disagrees with bin " + std::to_string(b);
         std::string wrong;
         for_each_in_bin(b, [&](Chunk const& c) {
           if (bin_of(c.size) != b && wrong.empty()) wrong = "chunk of size " + std::to_string(c.size) + " in bin " + std::to_string(b);
@@ -223,36 +224,21 @@ struct basic_bins_index {
     template <class F>
     void for_each_in_bin(unsigned b, F&& f) const
     {
-      if (b == 0) front_.for_each(bins_[0], f);
-      else for (auto const& c : bins_[b]) f(c);
+      bins_[b].bitmaps.for_each(bins_[b].tree, f);
     }
 
    private:
-    void put(unsigned b, Chunk& c) noexcept
-    {
-      if (b == 0) front_.insert(bins_[0], c);
-      else bins_[b].insert(c);
-    }
-
     // c, indexed when it had size `indexed_size`, leaves bin b.
     void take(unsigned b, Chunk& c, std::size_t indexed_size) noexcept
     {
-      bool empty;
-      if (b == 0) {
-        front_.erase(bins_[0], c, indexed_size);
-        empty = front_.empty(bins_[0]);
-      } else {
-        auto& bin = bins_[b];
-        bin.erase(bin.iterator_to(c));
-        empty = bin.empty();
-      }
-      if (empty) nonempty_.reset(b);
+      auto& here = bins_[b];
+      here.bitmaps.erase(here.tree, c, indexed_size);
+      if (here.bitmaps.empty(here.tree)) nonempty_.reset(b);
     }
 
     unsigned base_shift_;
     unsigned last_bin_;  // a bound kept beside the array: no size() division per lookup
-    std::unique_ptr<set_type[]> bins_;
-    detail::least_size_front<Chunk, set_type> front_;  // bin 0's chunks of size bin_base
+    std::vector<bin> bins_;
     bitmap nonempty_;
     std::size_t size_ = 0;
     std::uint64_t steps_ = 0;

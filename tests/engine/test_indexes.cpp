@@ -199,14 +199,16 @@ struct fine_bins : basic_bins_index<6, 64 * 64> {
 TEST(BinsIndex, FinerBinsMatchTheRuleOnRandomSets) { expect_size_address_order_on_random_sets<fine_bins>(); }
 
 // The (size, address) order's queries, and the order of for_each, on an index whose chunks
-// of the least size cross the line to and from their address bitmap hundreds of times.
-template <class Spec>
-void expect_size_address_order_across_the_address_bitmap(std::size_t least = 16)
+// of its smallest sizes cross the line to and from their address bitmaps hundreds of times
+// (`in_bitmap(ix)`: whether the front watched is in its bitmaps).
+template <class Spec, class InBitmap>
+void expect_size_address_order_across_the_address_bitmap(InBitmap in_bitmap, std::size_t least = 16)
 {
   int steps_in_bitmap = 0;
   drive_randomly<Spec>([&](auto& f, std::size_t n, int step) {
-    steps_in_bitmap += f.ix.least_size_in_bitmap() ? 1 : 0;
+    steps_in_bitmap += in_bitmap(f.ix) ? 1 : 0;
     ASSERT_EQ(f.ix.find_best(n), model_best(f.members, n)) << "step " << step << " n " << n;
+    ASSERT_EQ(f.ix.find_best(n - 8), model_best(f.members, n - 8)) << "step " << step << " n " << n - 8;  // between sizes
     ASSERT_EQ(f.ix.largest(), model_worst(f.members, 0)) << "step " << step;
     if (f.members.empty()) return;
     auto* c = f.members[static_cast<std::size_t>(step) % f.members.size()];
@@ -221,17 +223,59 @@ void expect_size_address_order_across_the_address_bitmap(std::size_t least = 16)
   EXPECT_GT(steps_in_bitmap, 300);  // the bitmap really served a good part of the run
 }
 
-// Bin 0 from 16 B holds only 16-byte chunks (drive_randomly's sizes are multiples of 16),
-// and they move to the address bitmap at 4 of them.
+// Bins from 16 B with a step of 16 (drive_randomly's sizes are multiples of 16): bin 0 holds
+// one size, bin 1 two, bin 3 eight, bin 6 64 (bin 7, with 128, has no bitmaps). Each
+// bin's chunks move to their bitmaps at 4 of them.
 struct bitmap_bins : bins_index {
   struct params : bins_index_params {
     params() : bins_index_params{16, 21, 4} {}
   };
 };
 
-TEST(BinsIndex, FirstBinInItsAddressBitmapMatchesTheRuleOnRandomSets)
+TEST(BinsIndex, EachBinInItsAddressBitmapsMatchesTheRuleOnRandomSets)
 {
-  expect_size_address_order_across_the_address_bitmap<bitmap_bins>();
+  for (unsigned b : {0u, 1u, 3u, 6u})
+    expect_size_address_order_across_the_address_bitmap<bitmap_bins>([b](auto const& ix) { return ix.in_address_bitmaps(b); });
+}
+
+TEST(BinsIndex, ABinOfSeveralSizesServesBestFitAndSuccessorFromItsBitmaps)
+{
+  using spec = bins_index;
+  index_fixture<spec> f(bins_index_params{256, 21, 4});  // bin 2: 1024, 1280, 1536 and 1792
+  auto* a = f.make(0x9000, 1536);
+  auto* b = f.make(0x1000, 1792);
+  auto* c = f.make(0x5000, 1024);
+  auto* d = f.make(0x3000, 1536);
+  for (auto* x : {a, b, c, d}) f.ix.insert(*x);
+  EXPECT_TRUE(f.ix.in_address_bitmaps(2));
+  EXPECT_EQ(f.ix.find_best(1025), d);  // 1280 is empty: the next size, lowest address
+  EXPECT_EQ(f.ix.find_best(1024), c);
+  EXPECT_EQ(f.ix.find_best(1537), b);
+  EXPECT_EQ(f.ix.find_best(1793), nullptr);
+  EXPECT_EQ(f.ix.successor(*c), d);
+  EXPECT_EQ(f.ix.successor(*d), a);
+  EXPECT_EQ(f.ix.successor(*a), b);
+  EXPECT_EQ(f.ix.successor(*b), nullptr);
+  EXPECT_EQ(f.ix.largest(), b);
+  EXPECT_EQ(f.ix.check(), "");
+
+  b->size = 1280;  // shrinks within the bin: out of one bitmap, into another
+  f.ix.exchange(*b, 1792, *b);
+  EXPECT_EQ(f.ix.find_best(1025), b);
+  EXPECT_EQ(f.ix.largest(), d);
+  EXPECT_EQ(f.ix.check(), "");
+  auto* e = f.make(0x20000, 2048);  // bin 3: the successor crosses to the next bin
+  f.ix.insert(*e);
+  EXPECT_EQ(f.ix.successor(*a), e);
+  EXPECT_EQ(f.ix.find_best(1537), e);
+  EXPECT_EQ(f.ix.check(), "");
+
+  auto* odd = f.make(0x40000, 1152);  // between two sizes (a finer granule): back to the tree
+  f.ix.insert(*odd);
+  EXPECT_FALSE(f.ix.in_address_bitmaps(2));
+  EXPECT_EQ(f.ix.find_best(1025), odd);
+  EXPECT_EQ(f.ix.successor(*odd), b);
+  EXPECT_EQ(f.ix.check(), "");
 }
 
 TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASmallerOneOrWhenItShrinks)
@@ -241,7 +285,7 @@ TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASm
   std::vector<chunk_of<spec>*> unit;
   for (std::uintptr_t a : {0x9000u, 0x1100u, 0x5000u, 0x3000u}) unit.push_back(f.make(a, 256));
   for (auto* c : unit) f.ix.insert(*c);
-  EXPECT_TRUE(f.ix.least_size_in_bitmap());
+  EXPECT_TRUE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.find_best(256), unit[1]);  // the lowest address
   EXPECT_EQ(f.ix.find_best(1), unit[1]);
   EXPECT_EQ(f.ix.find_best(257), nullptr);  // nothing larger
@@ -252,7 +296,7 @@ TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASm
 
   auto* wide = f.make(0x20000, 384);  // also bin 0, larger: it goes to bin 0's tree, after the bitmap
   f.ix.insert(*wide);
-  EXPECT_TRUE(f.ix.least_size_in_bitmap());
+  EXPECT_TRUE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.find_best(257), wide);
   EXPECT_EQ(f.ix.find_best(256), unit[1]);
   EXPECT_EQ(f.ix.successor(*unit[0]), wide);
@@ -261,7 +305,7 @@ TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASm
 
   auto* narrow = f.make(0x40, 128);  // smaller than the bitmap's chunks: they go back to the tree
   f.ix.insert(*narrow);
-  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_FALSE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.find_best(1), narrow);
   EXPECT_EQ(f.ix.find_best(129), unit[1]);
   EXPECT_EQ(f.ix.successor(*narrow), unit[1]);
@@ -269,15 +313,25 @@ TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASm
   EXPECT_EQ(f.ix.check(), "");
   auto* fifth = f.make(0x800, 256);  // five unit chunks, but one smaller before them: they stay
   f.ix.insert(*fifth);
-  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_FALSE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.find_best(1), narrow);
   EXPECT_EQ(f.ix.check(), "");
   f.ix.erase(*fifth);
 
-  f.ix.erase(*narrow);  // 4 unit chunks again, none smaller: the next one to arrive moves them back
+  // The move narrow stopped (bin 0 held 6) is not tried again before the bin holds 12.
+  f.ix.erase(*narrow);
   f.ix.insert(*fifth);
-  EXPECT_TRUE(f.ix.least_size_in_bitmap());
+  EXPECT_FALSE(f.ix.in_address_bitmaps(0));
+  std::vector<chunk_of<spec>*> more;
+  for (std::uintptr_t a = 0x50000; a < 0x50000 + 6 * 0x1000; a += 0x1000) {
+    EXPECT_FALSE(f.ix.in_address_bitmaps(0));
+    more.push_back(f.make(a, 256));
+    f.ix.insert(*more.back());
+  }
+  EXPECT_TRUE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.find_best(256), fifth);
+  for (auto* c : more) f.ix.erase(*c);
+  EXPECT_TRUE(f.ix.in_address_bitmaps(0));  // 5 left, not under a quarter of 4
   auto* big = f.make(0x40000, 4096);  // bin 4
   f.ix.exchange(*unit[2], 256, *big);  // a chunk leaves the bitmap for another bin in one step
   EXPECT_EQ(f.ix.find_best(385), big);
@@ -285,7 +339,7 @@ TEST(BinsIndex, FirstBinKeepsItsAddressBitmapBesideLargerChunksAndLeavesItForASm
   EXPECT_EQ(f.ix.successor(*wide), big);
   EXPECT_EQ(f.ix.check(), "");
   for (auto* c : {fifth, unit[0], unit[1], unit[3]}) f.ix.erase(*c);  // under a quarter of 4: back to the tree
-  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_FALSE(f.ix.in_address_bitmaps(0));
   EXPECT_EQ(f.ix.size(), 2u);
   EXPECT_EQ(f.ix.check(), "");
 }
@@ -305,8 +359,9 @@ struct odd_bitmap_tree : tree_index {
 
 TEST(TreeIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
 {
-  expect_size_address_order_across_the_address_bitmap<bitmap_tree>();
-  expect_size_address_order_across_the_address_bitmap<odd_bitmap_tree>(48);
+  auto const in_bitmap = [](auto const& ix) { return ix.least_size_in_bitmap(); };
+  expect_size_address_order_across_the_address_bitmap<bitmap_tree>(in_bitmap);
+  expect_size_address_order_across_the_address_bitmap<odd_bitmap_tree>(in_bitmap, 48);
 }
 
 TEST(TreeIndex, ExchangesInPlaceNeverPutALeastSizeChunkInTheTreeBesideTheBitmap)
