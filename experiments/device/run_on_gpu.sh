@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
 # Everything of issue 6 that needs a GPU, in one run, on a machine with a CUDA device:
 #
-#   bash experiments/device/run_on_gpu.sh [OUT_DIR]
+#   bash experiments/device/run_on_gpu.sh [--prebuilt DIR] [--only PARTS] [OUT_DIR]
 #
-#   1. builds with CUDA enabled (build-gpu/) and runs the unit suite, whose CUDA backend
-#      tests run for real here instead of skipping;
-#   2. trains plugins/pytorch/train_example.py with the plug-in serving tf_bfc,
-#      pytorch_caching and best_fit;
-#   3. records a snapshot of a small transformer's training (experiments/device/record_snapshot.py)
-#      and checks our pytorch_caching preset against it (`fraglab verify`);
-#   4. writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming the device,
-#      over the shared PyTorch snapshots and the new one.
+#   1. tests: builds with CUDA enabled (build-gpu/) and runs the unit suite, whose CUDA
+#      backend tests run for real here instead of skipping;
+#   2. train: trains plugins/pytorch/train_example.py with PyTorch's own allocator, then
+#      with the plug-in serving tf_bfc, pytorch_caching and best_fit, each of which must
+#      learn and reproduce the first run's first losses;
+#   3. snapshot: records a snapshot of a small transformer's training
+#      (experiments/device/record_snapshot.py) and checks our pytorch_caching preset
+#      against it (`fraglab verify`);
+#   4. speed: writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming
+#      the device, over the shared PyTorch snapshots and the new one.
 # Steps 2-4 need PyTorch with CUDA (step 4 without it still measures everything but torch).
+# --only takes a comma-separated subset of tests,train,snapshot,speed (default: all).
+# --prebuilt DIR runs the binaries experiments/device/pack_prebuilt.sh packed into DIR
+# instead of building: for a GPU machine without the build's dependencies. The unit
+# programs then run one by one, as meson test would run them.
 # Logs, the snapshot and copies of the results go to OUT_DIR (default: $OUT, else build-gpu/out).
 # Exits non-zero if any step fails; every step runs regardless, and the summary says which.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+prebuilt=
+parts=tests,train,snapshot,speed
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --prebuilt) prebuilt=$2; shift 2 ;;
+    --only) parts=$2; shift 2 ;;
+    -*) echo "run_on_gpu.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+wants() { [[ ,$parts, == *,$1,* ]]; }
 out=${1:-${OUT:-build-gpu/out}}
 mkdir -p "$out"
 status=0
@@ -39,31 +56,70 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/device.txt"
 
-command -v meson >/dev/null || bash .ci/install-deps
-if [[ -d build-gpu ]]; then meson setup --reconfigure build-gpu -Dcuda=enabled >/dev/null
-else meson setup build-gpu -Dcuda=enabled >/dev/null; fi
-step build ninja -C build-gpu
-step unit-tests meson test -C build-gpu --suite unit --print-errorlogs
-grep -h "no CUDA device" build-gpu/meson-logs/testlog.txt && { echo "the device tests skipped on a GPU machine"; status=1; }
+if [[ -n $prebuilt ]]; then
+  build=$prebuilt
+  export LD_LIBRARY_PATH=$PWD/$prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # The tests and the GPU table look for ../shared/traces, which does not travel.
+  [[ -d ../shared/traces ]] || { mkdir -p ../shared && cp -r "$prebuilt/shared/traces" ../shared/; }
+  echo "prebuilt binaries of commit $(cat "$prebuilt/commit" 2>/dev/null || echo unknown); checkout at $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  if wants tests; then
+    echo "=== unit tests (in parallel)"
+    for t in "$build"/tests/test_*; do
+      name=unit-$(basename "$t")
+      (env MESON_SOURCE_ROOT="$PWD" FRAGLAB_PLUGIN="$PWD/$build/plugins/libfraglab_pytorch_allocator.so" \
+         "$t" >"$out/$name.log" 2>&1; echo $? >"$out/$name.rc") &
+    done
+    wait
+    for rc in "$out"/unit-*.rc; do
+      name=$(basename "$rc" .rc)
+      if [[ $(cat "$rc") == 0 ]]; then echo "ok: $name"
+      else echo "FAILED ($(cat "$rc")): $name; last lines of $out/$name.log:"; tail -20 "$out/$name.log"; status=1; fi
+      rm "$rc"
+    done
+    grep -h "no CUDA device" "$out"/unit-*.log && { echo "the device tests skipped on a GPU machine"; status=1; }
+    grep -h "^\[  PASSED\|^\[  SKIPPED\|^\[  FAILED" "$out"/unit-*.log
+  fi
+else
+  build=build-gpu
+  command -v meson >/dev/null || bash .ci/install-deps
+  if [[ -d build-gpu ]]; then meson setup --reconfigure build-gpu -Dcuda=enabled >/dev/null
+  else meson setup build-gpu -Dcuda=enabled >/dev/null; fi
+  step build ninja -C build-gpu
+  if wants tests; then
+    step unit-tests meson test -C build-gpu --suite unit --print-errorlogs
+    grep -h "no CUDA device" build-gpu/meson-logs/testlog.txt && { echo "the device tests skipped on a GPU machine"; status=1; }
+  fi
+fi
 
 python=${PYTHON:-python3}
-plugin=build-gpu/plugins/libfraglab_pytorch_allocator.so
+plugin=$build/plugins/libfraglab_pytorch_allocator.so
 if "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  for policy in tf_bfc pytorch_caching best_fit; do
-    step "train-$policy" env FRAGLAB_STATS=1 "$python" plugins/pytorch/train_example.py --plugin "$plugin" --policy "$policy"
-    grep -h "^policy\|^device" "$out/train-$policy.log"
-  done
-  step snapshot "$python" experiments/device/record_snapshot.py -o "$out/small-transformer.pickle"
-  step verify build-gpu/experiments/fraglab verify "$out/small-transformer.pickle" -p pytorch_caching
-  grep -h "matched" "$out/verify.log"
-  snapshot=(--snapshot "$out/small-transformer.pickle")
+  if wants train; then
+    # PyTorch's own allocator first: its losses are what the plug-in's runs must reproduce.
+    step train-native "$python" plugins/pytorch/train_example.py --policy native --losses-out "$out/losses-native.json"
+    grep -h "^policy\|^device" "$out/train-native.log"
+    for policy in tf_bfc pytorch_caching best_fit; do
+      step "train-$policy" env FRAGLAB_STATS=1 "$python" plugins/pytorch/train_example.py --plugin "$plugin" \
+        --policy "$policy" --reference "$out/losses-native.json"
+      grep -h "^policy\|^device\|^against" "$out/train-$policy.log"
+    done
+  fi
+  snapshot=()
+  if wants snapshot; then
+    step snapshot "$python" experiments/device/record_snapshot.py -o "$out/small-transformer.pickle"
+    step verify "$build/experiments/fraglab" verify "$out/small-transformer.pickle" -p pytorch_caching
+    grep -h "matched" "$out/verify.log"
+  fi
+  [[ -f $out/small-transformer.pickle ]] && snapshot=(--snapshot "$out/small-transformer.pickle")
 else
   echo "run_on_gpu.sh: PyTorch with CUDA is not importable by $python: skipping the plug-in, the snapshot and the torch column"
   status=1
   snapshot=()
 fi
-step gpu-speed "$python" experiments/gpu_speed_table.py --build build-gpu "${snapshot[@]}"
-cp results/gpu_speed.csv results/gpu_speed.md "$out/" 2>/dev/null
-cat results/gpu_speed.md 2>/dev/null | sed -n '/## ns per operation/,$p'
+if wants speed; then
+  step gpu-speed "$python" experiments/gpu_speed_table.py --build "$build" "${snapshot[@]}"
+  cp results/gpu_speed.csv results/gpu_speed.md "$out/" 2>/dev/null
+  cat results/gpu_speed.md 2>/dev/null | sed -n '/## ns per operation/,$p'
+fi
 echo "=== run_on_gpu.sh: $([[ $status -eq 0 ]] && echo 'every step passed' || echo 'some steps FAILED') (logs in $out)"
 exit $status
