@@ -2,7 +2,8 @@
 """The GPU speed table: fraglab's presets over real device memory against CUDA's and
 PyTorch's own allocators, on the PyTorch snapshots replayed through the device.
 
-    experiments/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--snapshot S.pickle]...
+    experiments/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--min-events N]
+                                   [--snapshot S.pickle]...
 
 Needs a CUDA device (experiments/device/run_on_gpu.sh runs it where one is lent). Subjects,
 each on the same event sequences:
@@ -13,6 +14,9 @@ each on the same event sequences:
   torch                           PyTorch's caching allocator through torch.cuda.caching_allocator_alloc
                                   (benchmarks/bench_torch_allocator.py); Python calls, so its
                                   python_call_ns column gives the interpreter's share
+  tf_bfc, pytorch_caching, tlsf   again over the host backend, in a table of their own: the
+  (fraglab over host)             difference is the cost of the cuda backend's cudaMalloc and
+                                  cudaFree where a snapshot grows or releases segments
 
 ns/op is host-side time per event after a warm-up pass. Writes OUT/gpu_speed.csv and
 OUT/gpu_speed.md, which name the device.
@@ -56,6 +60,9 @@ def main(argv):
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build, with CUDA")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
     parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--min-events", type=int, default=200_000,
+                        help="more passes where a trace is short: a 4k-event snapshot's 5 passes time a few "
+                             "milliseconds, which the host's noise swamps (cudaMalloc's passes take ~50 us an event)")
     parser.add_argument("--snapshot", action="append", default=[], help="another snapshot to replay (repeatable)")
     args = parser.parse_args(argv)
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
@@ -74,13 +81,18 @@ def main(argv):
 
     with tempfile.TemporaryDirectory(prefix="gpu_speed_table.") as scratch:
         results = bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
-                                    "--patterns", "none", "--iterations", str(args.iterations)] + list(traces.values()),
+                                    "--patterns", "none", "--iterations", str(args.iterations),
+                                    "--min-events", str(args.min_events)] + list(traces.values()),
                         preload_env(None), scratch)
         with open(os.path.join(scratch, "bench.json")) as f:
             device = json.load(f)["context"].get("cuda_device", "unknown")
+        # The same presets over host memory, on the same machine: what the cuda backend adds.
+        host = bench(bench_bin, ["--backend", "host", "--policies", ",".join(PRESETS), "--patterns", "none",
+                                 "--iterations", str(args.iterations), "--min-events", str(args.min_events)] +
+                     list(traces.values()), preload_env(None), scratch)
         torch, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
 
-    rows, table = [], []
+    rows, table, host_table = [], [], []
     for name in traces:
         ns = {s: results[f"replay/{name}/{s}"]["ns_per_op"] for s in PRESETS + CUDA_OWN}
         for s in PRESETS + CUDA_OWN:
@@ -88,6 +100,11 @@ def main(argv):
             kind = "fraglab over cuda" if s in PRESETS else "CUDA"
             rows.append([name, s, kind, int(r["events"]), fmt(ns[s], 1), fmt(ns[s] / ns["cudaMalloc"], 3),
                          fmt(r["failed_allocs"], 0), ""])
+        for s in PRESETS:
+            r = host[f"replay/{name}/{s}"]
+            rows.append([name, s, "fraglab over host", int(r["events"]), fmt(r["ns_per_op"], 1),
+                         fmt(r["ns_per_op"] / ns["cudaMalloc"], 3), fmt(r["failed_allocs"], 0), ""])
+        host_table.append([name] + [fmt(host[f"replay/{name}/{s}"]["ns_per_op"]) for s in PRESETS])
         t = torch.get(name)
         if t:
             rows.append([name, "torch", "PyTorch (Python calls)", t["events"], fmt(t["ns_per_op"], 1),
@@ -104,6 +121,10 @@ def main(argv):
          "device memory. fraglab's presets acquire their regions with cudaMalloc (the cuda backend); cudaMalloc and "
          "cudaMallocAsync are called for every event."],
         ["## ns per operation", ""] + markdown_table(["trace"] + PRESETS + CUDA_OWN + ["torch"], table),
+        ["## The same presets over host memory", "",
+         "The host backend, in the same run: the difference from the table above is what acquiring and releasing "
+         "regions with cudaMalloc and cudaFree costs where a snapshot grows or releases its segments.", ""] +
+        markdown_table(["trace"] + PRESETS, host_table),
     ])
     print(f"wrote {args.out_dir}/gpu_speed.csv and gpu_speed.md ({device})", file=sys.stderr)
 
