@@ -12,7 +12,9 @@
 #      (experiments/device/record_snapshot.py) and checks our pytorch_caching preset
 #      against it (`fraglab verify`);
 #   4. speed: writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming
-#      the device, over the shared PyTorch snapshots and the new one.
+#      the device, over the shared PyTorch snapshots and the new one;
+#   and at the end results/gpu_checks.md (experiments/device/gpu_checks.py): every step's
+#   outcome and what it printed, with the device and the commit.
 # Steps 2-4 need PyTorch with CUDA (step 4 without it still measures everything but torch).
 # --only takes a comma-separated subset of tests,train,snapshot,speed (default: all).
 # --prebuilt DIR runs the binaries experiments/device/pack_prebuilt.sh packed into DIR
@@ -35,6 +37,7 @@ done
 wants() { [[ ,$parts, == *,$1,* ]]; }
 out=${1:-${OUT:-build-gpu/out}}
 mkdir -p "$out"
+rm -f "$out/steps.txt"
 status=0
 step() {  # NAME COMMAND...
   local name=$1
@@ -42,8 +45,10 @@ step() {  # NAME COMMAND...
   echo "=== $name"
   if "$@" >"$out/$name.log" 2>&1; then
     echo "ok: $name"
+    echo "$name ok" >>"$out/steps.txt"
   else
     local rc=$?
+    echo "$name failed $rc" >>"$out/steps.txt"
     echo "FAILED ($rc): $name; last lines of $out/$name.log:"
     tail -20 "$out/$name.log"
     status=1
@@ -61,7 +66,7 @@ if [[ -n $prebuilt ]]; then
   export LD_LIBRARY_PATH=$PWD/$prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   # The tests and the GPU table look for ../shared/traces, which does not travel.
   [[ -d ../shared/traces ]] || { mkdir -p ../shared && cp -r "$prebuilt/shared/traces" ../shared/; }
-  echo "prebuilt binaries of commit $(cat "$prebuilt/commit" 2>/dev/null || echo unknown); checkout at $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "prebuilt at commit $(cat "$prebuilt/commit" 2>/dev/null || echo unknown)" | tee "$out/binaries.txt"
   if wants tests; then
     echo "=== unit tests (in parallel)"
     for t in "$build"/tests/test_*; do
@@ -72,8 +77,11 @@ if [[ -n $prebuilt ]]; then
     wait
     for rc in "$out"/unit-*.rc; do
       name=$(basename "$rc" .rc)
-      if [[ $(cat "$rc") == 0 ]]; then echo "ok: $name"
-      else echo "FAILED ($(cat "$rc")): $name; last lines of $out/$name.log:"; tail -20 "$out/$name.log"; status=1; fi
+      if [[ $(cat "$rc") == 0 ]]; then echo "ok: $name"; echo "$name ok" >>"$out/steps.txt"
+      else
+        echo "$name failed $(cat "$rc")" >>"$out/steps.txt"
+        echo "FAILED ($(cat "$rc")): $name; last lines of $out/$name.log:"; tail -20 "$out/$name.log"; status=1
+      fi
       rm "$rc"
     done
     grep -h "no CUDA device" "$out"/unit-*.log && { echo "the device tests skipped on a GPU machine"; status=1; }
@@ -121,5 +129,6 @@ if wants speed; then
   cp results/gpu_speed.csv results/gpu_speed.md "$out/" 2>/dev/null
   cat results/gpu_speed.md 2>/dev/null | sed -n '/## ns per operation/,$p'
 fi
+"$python" experiments/device/gpu_checks.py "$out" && cp results/gpu_checks.md "$out/"
 echo "=== run_on_gpu.sh: $([[ $status -eq 0 ]] && echo 'every step passed' || echo 'some steps FAILED') (logs in $out)"
 exit $status

@@ -94,5 +94,27 @@ if ! $py -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'
   expect "no half-written snapshot" '[[ ! -e $work/s.pickle && ! -e $work/s.pickle.partial ]]'
 fi
 
+# The GPU run's summary, from a log folder like run_on_gpu.sh's: every step's outcome, the
+# numbers each printed, and a failed step both recorded and reported by the exit status.
+logs=$work/gpu-logs
+mkdir -p "$logs"
+printf 'unit-test_cuda_backends ok\ntrain-tf_bfc failed 1\nverify ok\n' > "$logs/steps.txt"
+echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04" > "$logs/device.txt"
+printf '[  PASSED  ] 11 tests.\n[  SKIPPED ] 2 tests, listed below:\n' > "$logs/unit-test_cuda_backends.log"
+printf 'policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875\nnoise\n' > "$logs/train-tf_bfc.log"
+printf 'addresses matched: 7038/7038\nsegments matched: 61/61\n' > "$logs/verify.log"
+$py "$root/experiments/device/gpu_checks.py" "$logs" --out-dir "$work/gpu" 2>/dev/null; rc=$?
+expect "gpu_checks.py exits 1 for a failed step" '[[ $rc -eq 1 ]]'
+expect "gpu_checks.md records the device, counts, losses and matches" \
+  'grep -q "^# GPU checks on NVIDIA H100" "$work/gpu/gpu_checks.md" &&
+   grep -q "| unit-test_cuda_backends | ok | 11 passed, 2 skipped, 0 failed |" "$work/gpu/gpu_checks.md" &&
+   grep -q "| train-tf_bfc | FAILED (exit 1) | policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875 |" "$work/gpu/gpu_checks.md" &&
+   grep -q "addresses matched: 7038/7038; segments matched: 61/61" "$work/gpu/gpu_checks.md" &&
+   grep -q "Failed: train-tf_bfc." "$work/gpu/gpu_checks.md"'
+printf 'unit-test_cuda_backends ok\ntrain-tf_bfc maybe\n' > "$logs/steps.txt"
+err=$($py "$root/experiments/device/gpu_checks.py" "$logs" --out-dir "$work/gpu-bad" 2>&1); rc=$?
+expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
+  '[[ $rc -ne 0 && $err == *"steps.txt:2: expected"* && ! -e $work/gpu-bad/gpu_checks.md ]]'
+
 echo "scripts: $passed passed, $failed failed"
 ((failed == 0))
