@@ -3,7 +3,7 @@
 PyTorch's own allocators, on the PyTorch snapshots replayed through the device.
 
     experiments/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--min-events N]
-                                   [--snapshot S.pickle]...
+                                   [--rounds N] [--snapshot S.pickle]...
 
 Needs a CUDA device (experiments/device/run_on_gpu.sh runs it where one is lent). Subjects,
 each on the same event sequences:
@@ -63,8 +63,13 @@ def main(argv):
     parser.add_argument("--min-events", type=int, default=200_000,
                         help="more passes where a trace is short: a 4k-event snapshot's 5 passes time a few "
                              "milliseconds, which the host's noise swamps (cudaMalloc's passes take ~50 us an event)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of every measurement; a subject's ns/op is its minimum over them, the "
+                             "estimate of the unloaded time (the GPU machine's host side is noisy)")
     parser.add_argument("--snapshot", action="append", default=[], help="another snapshot to replay (repeatable)")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds: expected at least 1")
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     fraglab = os.path.join(args.build, "experiments", "fraglab")
     for b in (bench_bin, fraglab):
@@ -79,18 +84,29 @@ def main(argv):
         sys.exit("gpu_speed_table.py: no snapshots: ../shared/traces/pytorch is empty and no --snapshot was given")
     inputs = [(f"input {n}", f"{os.path.basename(p)}, sha256 {file_digest(p)}") for n, p in traces.items()]
 
+    def fastest(runs):
+        """{name: row} with each benchmark's row of least ns/op over the rounds."""
+        return {k: min((r[k] for r in runs), key=lambda row: row["ns_per_op"]) for k in runs[0]}
+
+    cuda_runs, host_runs, torch_runs = [], [], []
     with tempfile.TemporaryDirectory(prefix="gpu_speed_table.") as scratch:
-        results = bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
-                                    "--patterns", "none", "--iterations", str(args.iterations),
-                                    "--min-events", str(args.min_events)] + list(traces.values()),
-                        preload_env(None), scratch)
-        with open(os.path.join(scratch, "bench.json")) as f:
-            device = json.load(f)["context"].get("cuda_device", "unknown")
-        # The same presets over host memory, on the same machine: what the cuda backend adds.
-        host = bench(bench_bin, ["--backend", "host", "--policies", ",".join(PRESETS), "--patterns", "none",
-                                 "--iterations", str(args.iterations), "--min-events", str(args.min_events)] +
-                     list(traces.values()), preload_env(None), scratch)
-        torch, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
+        for r in range(args.rounds):
+            cuda_runs.append(bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
+                                               "--patterns", "none", "--iterations", str(args.iterations),
+                                               "--min-events", str(args.min_events)] + list(traces.values()),
+                                   preload_env(None), scratch))
+            with open(os.path.join(scratch, "bench.json")) as f:
+                device = json.load(f)["context"].get("cuda_device", "unknown")
+            # The same presets over host memory, on the same machine: what the cuda backend adds.
+            host_runs.append(bench(bench_bin, ["--backend", "host", "--policies", ",".join(PRESETS), "--patterns",
+                                               "none", "--iterations", str(args.iterations),
+                                               "--min-events", str(args.min_events)] + list(traces.values()),
+                                   preload_env(None), scratch))
+            torch_run, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
+            torch_runs.append(torch_run)
+            print(f"gpu_speed_table.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)
+    results, host = fastest(cuda_runs), fastest(host_runs)
+    torch = fastest(torch_runs) if torch_runs[0] else {}
 
     rows, table, host_table = [], [], []
     for name in traces:
@@ -117,7 +133,7 @@ def main(argv):
     os.makedirs(args.out_dir, exist_ok=True)
     write_csv(os.path.join(args.out_dir, "gpu_speed.csv"), header, columns, rows)
     write_markdown(os.path.join(args.out_dir, "gpu_speed.md"), f"GPU speed on {device}", "gpu_speed_table.py", header, [
-        ["Host-side ns per allocation or free, after one warm-up pass, on PyTorch snapshots replayed through real "
+        [f"The minimum of {args.rounds} rounds. Host-side ns per allocation or free, after one warm-up pass, on PyTorch snapshots replayed through real "
          "device memory. fraglab's presets acquire their regions with cudaMalloc (the cuda backend); cudaMalloc and "
          "cudaMallocAsync are called for every event."],
         ["## ns per operation", ""] + markdown_table(["trace"] + PRESETS + CUDA_OWN + ["torch"], table),
