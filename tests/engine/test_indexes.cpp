@@ -598,6 +598,78 @@ TEST(UnitAddressSet, OrdersByAddressAcrossLevelsAndWindows)
   EXPECT_NE(s.check(), "");
 }
 
+// Words filled and emptied again, in two windows: the summary bits above a word are set
+// when it gains its first chunk and cleared when it loses its last, and a search from any
+// chunk crosses empty and full words. Against an address-ordered model every 25 steps:
+// the first chunk, the successors, membership, and check().
+TEST(UnitAddressSet, FilledAndEmptiedWordsMatchAnAddressOrderedModel)
+{
+  using C = chunk_of<bins_index>;
+  std::uintptr_t const base = std::uintptr_t{7} << 36;
+  std::uintptr_t const window = std::uintptr_t{16} << 24;  // 256 MiB of 16-byte units
+  // 3 words of 64 units in one window, and one word in the next
+  std::vector<std::uintptr_t> units;
+  for (std::uintptr_t u = 0; u < 3 * 64; ++u) units.push_back(base + 16 * u);
+  for (std::uintptr_t u = 0; u < 64; ++u) units.push_back(base + window + 16 * u);
+  std::deque<C> chunks(units.size());
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    chunks[i].address = units[i];
+    chunks[i].size = 16;
+  }
+  detail::unit_address_set<C> s(16);
+  std::vector<bool> in(units.size(), false);
+  gen::rng r{7};
+  auto expect_model = [&](int step) {
+    C const* expected_first = nullptr;
+    C const* prev = nullptr;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      EXPECT_EQ(s.contains(chunks[i]), in[i]) << "step " << step << " unit " << i;
+      if (!in[i]) continue;
+      ++count;
+      if (prev == nullptr) {
+        expected_first = &chunks[i];
+      } else {
+        EXPECT_EQ(s.next(*prev), &chunks[i]) << "step " << step << " unit " << i;
+      }
+      prev = &chunks[i];
+    }
+    if (prev != nullptr) {
+      EXPECT_EQ(s.next(*prev), nullptr);
+    }
+    EXPECT_EQ(s.first(), expected_first) << "step " << step;
+    EXPECT_EQ(s.size(), count);
+    EXPECT_EQ(s.check(), "") << "step " << step;
+  };
+  for (int step = 0; step < 4000; ++step) {
+    // Phases that favour inserting, then erasing, so that words go full and empty again.
+    bool const filling = (step / 500) % 2 == 0;
+    std::size_t const i = r.uniform(0, units.size() - 1);
+    if (!in[i] && (filling ? r.chance(90) : r.chance(10))) {
+      ASSERT_TRUE(s.try_insert(chunks[i]));
+      in[i] = true;
+    } else if (in[i] && (filling ? r.chance(10) : r.chance(90))) {
+      s.erase(chunks[i]);
+      in[i] = false;
+    }
+    if (step % 25 == 0 || step % 500 == 499) expect_model(step);
+    if (::testing::Test::HasFailure()) return;
+  }
+  // Every word full, then every word empty.
+  for (std::size_t i = 0; i < units.size(); ++i)
+    if (!in[i]) {
+      ASSERT_TRUE(s.try_insert(chunks[i]));
+      in[i] = true;
+    }
+  expect_model(-1);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    s.erase(chunks[i]);
+    in[i] = false;
+  }
+  expect_model(-2);
+  EXPECT_TRUE(s.empty());
+}
+
 TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
 {
   index_fixture<segregated_index> f;  // SLI 5, linear below 256 in steps of 8
