@@ -166,7 +166,7 @@ class allocator {
       if (buddy()) c = merge_buddies(c, ix);
       ix.insert(*c);
     }
-    if (pool.dedicated) {
+    if (maps_dedicated && pool.dedicated) {
       release(c->region());  // a mapping of its own goes back as soon as its block is freed
       return free_status::ok;
     }
@@ -387,7 +387,7 @@ class allocator {
     std::uint64_t const key = pools_[pool]->key;
     if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
       if (chunk* c = fit_type::select(ix, need)) return c;
-    if constexpr (requires { cfg_.pools.mapping_size(need, true); })
+    if constexpr (maps_dedicated)
       if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0)
         if (chunk* c = map_dedicated(bytes)) {
           pool = pool_for(dedicated_pool_key);
@@ -688,13 +688,17 @@ class allocator {
   // treats specially (dlmalloc's top chunk splits for any remainder).
   bool splits(pool_entry& owner, chunk const& c, std::size_t rounded) const
   {
-    if (owner.dedicated) return false;
+    if (maps_dedicated && owner.dedicated) return false;
     if constexpr (requires { owner.index.split_override(c, rounded); })
       if (std::optional<bool> const decided = owner.index.split_override(c, rounded)) return *decided;
     return cfg_.split.should_split(c.size, rounded);
   }
 
   static constexpr std::uint64_t dedicated_pool_key = ~std::uint64_t{0};
+  // Whether the pool rule gives some blocks a mapping of their own (dlmalloc's mmap path).
+  // Where it cannot, frees and splits do not test for one (sixteenth round).
+  static constexpr bool maps_dedicated =
+      requires(typename Policy::pools const& p, std::size_t n) { p.mapping_size(n, true); };
 
   // c is free and not in the index; merges it with its buddy while the buddy is free and of
   // the same size (it is then c's address neighbour), and returns the survivor, unindexed.

@@ -45,7 +45,9 @@
 // Split rule: `r.should_split(chunk_size, rounded_request)` -> bool; the allocation keeps
 // the low part and the remainder becomes a free chunk.
 //
-// Coalesce rule: `r.mode()` -> coalesce_mode (immediate, deferred to a miss, never).
+// Coalesce rule: `r.mode` -> coalesce_mode (immediate, deferred to a miss, never, buddy): a
+// data member (`coalescing`, set at run time) or a static constexpr one (`fixed_coalescing`,
+// for presets with one mode, whose tests of it then fold away).
 //
 // Growth rule: `r.acquisition(ctx)` -> std::size_t bytes to ask the backend for (0: do not
 // grow); `r.on_acquired(n)`, `r.on_refused(ctx, n)` -> next size to try or 0;

@@ -23,8 +23,18 @@ namespace fraglab {
 
 enum class coalesce_mode : std::uint8_t { immediate, deferred, never, buddy };
 
+// The mode as a runtime parameter: compositions take it from `--set coalesce=...`.
 struct coalescing {
   coalesce_mode mode = coalesce_mode::immediate;
+};
+
+// The mode fixed at compile time, for presets whose allocator knows only one (TF's BFC,
+// PyTorch's caching allocator and dlmalloc coalesce immediately, with no option to do
+// otherwise): every test of the mode in the hot paths folds to a constant. The engine reads
+// `mode` alike from both (docs/performance.md, sixteenth round).
+template <coalesce_mode M>
+struct fixed_coalescing {
+  static constexpr coalesce_mode mode = M;
 };
 
 constexpr std::string_view to_string(coalesce_mode m) noexcept

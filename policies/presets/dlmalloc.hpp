@@ -84,7 +84,8 @@ struct reclaim_rule {
 };
 
 using policy =
-    fraglab::policy<bins_index, fit, threshold_split, coalescing, growth_rule, quantum_size_rule, pool_rule, reclaim_rule>;
+    fraglab::policy<bins_index, fit, threshold_split, fixed_coalescing<coalesce_mode::immediate>, growth_rule, quantum_size_rule,
+                    pool_rule, reclaim_rule>;
 
 struct settings {
   std::size_t mmap_threshold = std::size_t{256} << 10;
@@ -99,7 +100,6 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   typename allocator<policy, Backend>::config c;
   c.size = {.quantum = 16, .min_size = min_chunk, .header = s.header};
   c.split.min_remainder = min_chunk;
-  c.coalesce.mode = coalesce_mode::immediate;
   c.growth.kind = growth_kind::exact;
   c.growth.memory_limit = s.memory_limit;
   c.pools.mmap_threshold = s.mmap_threshold;

@@ -180,7 +180,8 @@ struct block_pool_index {
 };
 
 using policy =
-    fraglab::policy<block_pool_index, best_fit, split_rule, coalescing, growth_rule, size_rule, pool_rule, reclaim_rule>;
+    fraglab::policy<block_pool_index, best_fit, split_rule, fixed_coalescing<coalesce_mode::immediate>, growth_rule, size_rule,
+                    pool_rule, reclaim_rule>;
 
 // The settings a user can give PyTorch (PYTORCH_CUDA_ALLOC_CONF and the memory fraction).
 struct settings {
@@ -203,7 +204,6 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   c.pools.expandable_segments = s.expandable_segments;
   c.pools.device_memory = s.device_memory;
   c.size.divisions = s.roundup_power2_divisions;
-  c.coalesce.mode = coalesce_mode::immediate;
   c.growth.kind = growth_kind::segments;
   c.growth.small_request = small_size;
   c.growth.small_segment = small_buffer;

@@ -40,7 +40,9 @@ namespace fraglab::presets::tf {
 inline constexpr std::size_t min_allocation = 256;
 inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
-using policy = fraglab::policy<bins_index, best_fit>;
+// Coalescing, header and size classes fixed at compile time: TF has one of each.
+using policy = fraglab::policy<bins_index, best_fit, threshold_split, fixed_coalescing<coalesce_mode::immediate>, growth_rule,
+                               plain_quantum_size_rule>;
 
 struct settings {
   std::size_t memory_limit = unlimited;
@@ -58,7 +60,6 @@ typename allocator<policy, Backend>::config make_config(settings const& s = {})
   c.size = {.quantum = min_allocation, .min_size = min_allocation};
   c.split.ratio = s.split_ratio;
   c.split.max_internal_fragmentation = s.max_internal_fragmentation;
-  c.coalesce.mode = coalesce_mode::immediate;
   c.growth.kind = growth_kind::doubling;
   std::size_t const limit = s.memory_limit / min_allocation * min_allocation;
   c.growth.initial = s.allow_growth ? std::min(limit, std::size_t{2} << 20) : limit;

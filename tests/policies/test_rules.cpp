@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <stdexcept>
 
 namespace fraglab {
 namespace {
@@ -63,6 +64,24 @@ TEST(QuantumSizeRule, OverflowIsReportedNotWrapped)
   EXPECT_FALSE(r.round(std::numeric_limits<std::size_t>::max() - 100).has_value());
   quantum_size_rule p2{.power_of_two_classes = true};
   EXPECT_FALSE(p2.round((std::size_t{1} << 63) + 1).has_value());
+}
+
+TEST(PlainQuantumSizeRule, RoundsAsTheQuantumRuleWithoutHeaderOrClasses)
+{
+  plain_quantum_size_rule tf{.quantum = 256, .min_size = 256};
+  EXPECT_EQ(tf.round(1), 256u);
+  EXPECT_EQ(tf.round(256), 256u);
+  EXPECT_EQ(tf.round(257), 512u);
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  EXPECT_EQ(tf.round(max - 255), max - 255);         // already a multiple of 256
+  EXPECT_FALSE(tf.round(max - 254).has_value());     // the next multiple does not exist
+  plain_quantum_size_rule small{.quantum = 16, .min_size = 48};
+  quantum_size_rule same{.quantum = 16, .min_size = 48};
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{47}, std::size_t{48}, std::size_t{49},
+                        std::size_t{4095}, max - 15, max - 14, max})
+    EXPECT_EQ(small.round(n), same.round(n)) << n;
+  EXPECT_EQ(small.granule(), 16u);
+  EXPECT_THROW((plain_quantum_size_rule{.quantum = 24}.validate()), std::invalid_argument);
 }
 
 growth_context ctx(std::size_t need, std::size_t acquired = 0, std::size_t tail = 0, std::size_t gran = 256)
