@@ -25,7 +25,11 @@ namespace fraglab {
 namespace detail {
 
 // x rounded up to a multiple of the power of two q, at least `least`; empty on overflow.
-// Runs on every allocation: the overflow check is the carry flag of the addition.
+// Runs on every allocation: the overflow check is the carry flag of the addition. It is
+// detail::align_up_checked with the minimum folded in, kept apart because the two compile
+// differently where they are inlined: calling align_up_checked here cost best_fit and
+// tf_bfc 0.2-0.4% more instructions on scp, and giving align_up_checked this carry-flag form
+// cost tlsf's good-fit rounding 0.6% (callgrind, count_instructions).
 [[nodiscard]] inline std::optional<std::size_t> round_to_quantum(std::size_t x, std::size_t least, std::size_t q) noexcept
 {
   if (x < least) x = least;

@@ -40,7 +40,8 @@ namespace fraglab::presets::tf {
 inline constexpr std::size_t min_allocation = 256;
 inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
-// Coalescing, header and size classes fixed at compile time: TF has one of each.
+// Fixed at compile time, as TF has no option for them: immediate coalescing, no header, no
+// size classes.
 using policy = fraglab::policy<bins_index, best_fit, threshold_split, fixed_coalescing<coalesce_mode::immediate>, growth_rule,
                                plain_quantum_size_rule>;
 
