@@ -86,12 +86,12 @@ int replay(std::vector<std::string> const& args)
   po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
   add_trace_and_policy_options(desc);
   desc.add_options()                                                                                          //
-      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
       ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1 apart from timing)")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation")  //
       ("timeseries", po::value<std::string>(), "FILE: write live, allocated, reserved, largest free and free chunks "
                                                "at 4096 evenly spaced events of each replay (CSV)");
+  add_timing_options(desc);
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
@@ -101,7 +101,7 @@ int replay(std::vector<std::string> const& args)
   replay_options options;
   options.strict = vm.count("strict") != 0;
   options.stop_on_failure = vm.count("stop-on-failure") != 0;
-  options.repeats = vm["repeat"].as<unsigned>();
+  read_timing_options(vm, options);
 
   // Build every composition and read every trace before running anything.
   std::vector<std::unique_ptr<composition>> compositions;

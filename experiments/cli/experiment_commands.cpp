@@ -123,8 +123,8 @@ int sweep(std::vector<std::string> const& args)
   desc.add_options()                                                                                 //
       ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
       ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1)")  //
-      ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts")  //
-      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median");
+      ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts");
+  add_timing_options(desc);
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
@@ -171,7 +171,7 @@ int sweep(std::vector<std::string> const& args)
   std::vector<std::size_t> mine;
   for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
   replay_options options;
-  options.repeats = vm["repeat"].as<unsigned>();
+  read_timing_options(vm, options);
   std::uint64_t work = 0;
   for (std::size_t c : mine) work += replay_work(traces[c / per_trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal());

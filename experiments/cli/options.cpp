@@ -83,6 +83,20 @@ allocator_options read_allocator_options(po::variables_map const& vm)
   return o;
 }
 
+void add_timing_options(po::options_description& desc)
+{
+  desc.add_options()                                                                                      //
+      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
+      ("warm", "time the runs on one allocator kept warm after the metrics pass (records, address map and "
+               "regions grown, as in bench_allocators), not each on a fresh allocator");
+}
+
+void read_timing_options(po::variables_map const& vm, replay_options& o)
+{
+  o.repeats = vm["repeat"].as<unsigned>();
+  o.warm = vm.count("warm") != 0;
+}
+
 void add_output_options(po::options_description& desc)
 {
   desc.add_options()                                                                 //

@@ -3,6 +3,7 @@
 
 #include "experiments/params/param_set.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/replay/replay_result.hpp"
 #include "experiments/trace/trace.hpp"
 
 #include <boost/program_options.hpp>
@@ -38,6 +39,10 @@ struct allocator_options {
   backend_choice backend;
 };
 allocator_options read_allocator_options(po::variables_map const& vm);
+
+// --repeat N and --warm: how the timed runs of each cell are made (replay_options).
+void add_timing_options(po::options_description& desc);
+void read_timing_options(po::variables_map const& vm, replay_options& o);
 
 // --format, --output/-o: write `rows` under `columns` to the file (atomically) or stdout.
 void add_output_options(po::options_description& desc);

@@ -25,13 +25,7 @@ class pass_runner_of final : public pass_runner {
     timing.timed_events = pass.processed > untimed_prefix ? pass.processed - untimed_prefix : 0;
     timing.failed = pass.failed;
     timing.allocator_ns = pass.allocator_ns;
-    for (detail::slot& s : slots_) {
-      if (s.state == detail::slot_state::live) {
-        a_->deallocate(s.address);
-        ++timing.leftover_frees;
-      }
-      s = {};
-    }
+    timing.leftover_frees = detail::free_leftovers(*a_, slots_);
     return timing;
   }
 

@@ -2,6 +2,11 @@
 // no virtual call. A metrics pass observes every decision; timed passes (the median of
 // `repeats`) run the same loop without observation, and time only the allocator's work:
 // the clock is read around each batch of events, never around the decoding of a file.
+// Each timed pass starts from a fresh allocator, so it pays for growing the allocator's
+// records, address map and regions and for their first page faults, as a program's run
+// does; with `warm` they all reuse the metrics pass's allocator, as a long-running program
+// and bench_allocators do (over the host backend tf_bfc on perl measured 30% less warm;
+// docs/metrics.md).
 #pragma once
 
 #include "experiments/output/progress_meter.hpp"
@@ -176,18 +181,36 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
   return totals;
 }
 
+// Frees the blocks a pass left live and empties every slot, so that the next pass can run on
+// the same allocator; returns how many it freed.
+template <class Alloc>
+std::uint64_t free_leftovers(Alloc& a, std::vector<slot>& slots)
+{
+  std::uint64_t freed = 0;
+  for (slot& s : slots) {
+    if (s.state == slot_state::live) {
+      a.deallocate(s.address);
+      ++freed;
+    }
+    s = {};
+  }
+  return freed;
+}
+
 }  // namespace detail
 
-// `make` returns a std::unique_ptr to a fresh allocator; it is called once per pass.
+// `make` returns a std::unique_ptr to a fresh allocator; it is called once per pass, or once
+// in all with `o.warm`.
 template <class MakeAllocator>
 replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_options const& o)
 {
   replay_result r;
   r.trace = t.name;
   detail::metrics_observer f(t.event_count(), o.timeseries ? &r.timeseries : nullptr);
+  decltype(make()) warm;  // the metrics pass's allocator, when the timed passes reuse it
+  std::vector<detail::slot> slots;
   {
     auto a = make();
-    std::vector<detail::slot> slots;
     r.events = detail::run_pass<true>(*a, t, o, r, &f, slots).processed;
     auto const& c = a->counters();
     r.allocs = c.allocations;
@@ -199,6 +222,10 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     r.releases = c.releases;
     std::uint64_t const decision_steps = a->index_steps() - f.observation_steps;
     r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(decision_steps) / static_cast<double>(r.events);
+    if (o.warm && o.repeats > 0) {
+      (void)detail::free_leftovers(*a, slots);
+      warm = std::move(a);
+    }
   }
   r.frag1 = f.ratio_samples == 0 ? 0.0 : f.ratio_sum / static_cast<double>(f.ratio_samples);
   r.frag2 = detail::metrics_observer::ratio(f.reserved_at_peak_live, f.peak_live);
@@ -208,10 +235,16 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
 
   std::vector<double> ns;
   for (unsigned i = 0; i < o.repeats; ++i) {
-    auto a = make();
     replay_result scratch;
-    std::vector<detail::slot> slots;
-    auto const pass = detail::run_pass<false>(*a, t, o, scratch, nullptr, slots);
+    detail::pass_totals pass;
+    if (warm) {
+      pass = detail::run_pass<false>(*warm, t, o, scratch, nullptr, slots);
+      (void)detail::free_leftovers(*warm, slots);
+    } else {
+      auto a = make();
+      slots.assign(slots.size(), detail::slot{});
+      pass = detail::run_pass<false>(*a, t, o, scratch, nullptr, slots);
+    }
     ns.push_back(pass.processed == 0 ? 0.0 : pass.allocator_ns / static_cast<double>(pass.processed));
   }
   if (!ns.empty()) {

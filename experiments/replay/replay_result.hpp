@@ -15,6 +15,10 @@ struct replay_options {
   bool strict = false;           // a free of an unknown id or a reused live id is fatal
   bool stop_on_failure = false;  // stop at the first allocation that cannot be served
   unsigned repeats = 1;          // timed runs; ns_per_op is their median (0: no timing)
+  // Time the runs on the allocator of the metrics pass, kept warm (its records, address map
+  // and regions already grown, as in a long-running program and in bench_allocators), not on
+  // a fresh allocator each. The blocks a pass leaves live are freed outside the clock.
+  bool warm = false;
   bool timeseries = false;       // keep replay_result::timeseries
   progress_meter* progress = nullptr;  // told of every batch of events replayed, when set
 };

@@ -49,6 +49,8 @@ expect "peak reserved is reported" '[[ $reserved -gt 0 ]]'
 "$fraglab" replay "$work/p.trace" -p bins_best,ao_first --format csv | cut -d, -f1-20 > "$work/a"
 "$fraglab" replay "$work/p.trace" -p bins_best,ao_first --format csv | cut -d, -f1-20 > "$work/b"
 expect "output is identical apart from timing" 'cmp -s "$work/a" "$work/b"'
+"$fraglab" replay "$work/p.trace" -p bins_best,ao_first --repeat 2 --warm --format csv -o "$work/warm.csv"; rc=$?
+expect "replay --warm changes only the timing" '[[ $rc -eq 0 ]] && cmp -s "$work/a" <(cut -d, -f1-20 "$work/warm.csv")'
 
 out=$("$fraglab" replay "$work/p.trace" -p tree_best)
 expect "table output names the metrics" '[[ $out == *peak_live_bytes* && $out == *peak_reserved_bytes* ]]'
@@ -126,6 +128,8 @@ expect "sweep adds a column per varied key" '[[ $rc -eq 0 && $header == cell,tra
 expect "sweep runs every cell of the grid" '[[ $(wc -l < "$work/sweep1.csv") -eq 13 ]]'
 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --jobs 2 -o "$work/sweep2.csv"
 expect "sweep --jobs 2 gives the rows of --jobs 1" 'cmp -s <(cut -d, -f1-18 "$work/sweep1.csv") <(cut -d, -f1-18 "$work/sweep2.csv")'
+"$fraglab" sweep "$work/p.trace" "${grid[@]}" --warm -o "$work/sweep3.csv"
+expect "sweep --warm gives the rows of a fresh sweep" 'cmp -s <(cut -d, -f1-18 "$work/sweep1.csv") <(cut -d, -f1-18 "$work/sweep3.csv")'
 for i in 1 2 3; do "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard $i/3 -o "$work/part$i.csv"; done
 "$fraglab" merge "$work/part3.csv" "$work/part1.csv" "$work/part2.csv" --format csv -o "$work/merged.csv"; rc=$?
 expect "merge joins the shards into the unsharded table" '[[ $rc -eq 0 ]] && cmp -s <(cut -d, -f1-18 "$work/sweep1.csv") <(cut -d, -f1-18 "$work/merged.csv")'

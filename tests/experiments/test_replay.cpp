@@ -1,11 +1,17 @@
 // Replay semantics and metrics on traces whose numbers are worked out by hand.
 #include "experiments/registry/composition.hpp"
+#include "experiments/replay/replay.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/native_text.hpp"
+#include "policies/fits.hpp"
+#include "policies/indexes/tree_index.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <sstream>
+#include <vector>
 
 namespace fraglab {
 namespace {
@@ -150,6 +156,83 @@ TEST(Replay, MetricsAreIdenticalFromRunToRun)
   EXPECT_EQ(a.frag1, b.frag1);
   EXPECT_EQ(a.ext_frag_at_peak, b.ext_frag_at_peak);
   EXPECT_EQ(a.index_steps_per_op, b.index_steps_per_op);
+}
+
+// Counts the allocators a replay makes and records, as it destroys each, what it had done.
+class watched_allocators {
+ public:
+  using alloc = testing::alloc_t<policy<tree_index, best_fit>>;
+  struct ended {
+    std::uint64_t allocations, deallocations;
+    std::size_t live_bytes;
+  };
+
+  // A `make` for replay_trace.
+  auto maker()
+  {
+    return [this] {
+      ++made;
+      return std::unique_ptr<alloc, record_end>(new alloc(simulated_backend{}, alloc::config{}), record_end{this});
+    };
+  }
+
+  int made = 0;
+  std::vector<ended> ends;
+
+ private:
+  struct record_end {
+    watched_allocators* seen;
+    void operator()(alloc* a) const
+    {
+      auto const& c = a->counters();
+      seen->ends.push_back({c.allocations, c.deallocations, c.live_bytes});
+      delete a;
+    }
+  };
+};
+
+TEST(Replay, WarmTimingReusesTheMetricsPassAllocatorAndFreesWhatEachPassLeftLive)
+{
+  // Three allocations and one free: 200 + 50 bytes are still live at the end of each pass.
+  trace::trace const t = parse("a 1 100\na 2 200\nf 1\na 3 50\n");
+  auto replay_with = [&](bool warm, unsigned repeats, watched_allocators& seen) {
+    replay_options o;
+    o.repeats = repeats;
+    o.warm = warm;
+    return replay_trace(seen.maker(), t, o);
+  };
+
+  watched_allocators fresh;
+  replay_result const f = replay_with(false, 3, fresh);
+  ASSERT_EQ(fresh.made, 4);  // the metrics pass and each timed pass
+  for (auto const& e : fresh.ends) {
+    EXPECT_EQ(e.allocations, 3u);
+    EXPECT_EQ(e.deallocations, 1u);
+    EXPECT_EQ(e.live_bytes, 250u);
+  }
+
+  watched_allocators warm;
+  replay_result const w = replay_with(true, 3, warm);
+  ASSERT_EQ(warm.made, 1);
+  ASSERT_EQ(warm.ends.size(), 1u);
+  EXPECT_EQ(warm.ends[0].allocations, 4 * 3u);    // four passes on one allocator
+  EXPECT_EQ(warm.ends[0].deallocations, 4 * 3u);  // the trace's free and both leftovers, each pass
+  EXPECT_EQ(warm.ends[0].live_bytes, 0u);
+
+  // The metrics come from the first pass either way.
+  EXPECT_EQ(w.events, f.events);
+  EXPECT_EQ(w.allocs, 3u);
+  EXPECT_EQ(w.frees, 1u);
+  EXPECT_EQ(w.peak_live_bytes, f.peak_live_bytes);
+  EXPECT_EQ(w.peak_reserved_bytes, f.peak_reserved_bytes);
+  EXPECT_EQ(w.frag1, f.frag1);
+  EXPECT_EQ(w.index_steps_per_op, f.index_steps_per_op);
+
+  // With no timed run there is nothing to keep warm.
+  watched_allocators untimed;
+  (void)replay_with(true, 0, untimed);
+  ASSERT_EQ(untimed.ends.size(), 1u);
+  EXPECT_EQ(untimed.ends[0].live_bytes, 250u);
 }
 
 }  // namespace
