@@ -939,7 +939,7 @@ class allocator {
   detail::record_pool<region> regions_pool_{16};
   std::vector<region*> regions_;
   std::vector<std::unique_ptr<pool_entry>> pools_;
-  detail::live_address_map<chunk> live_;
+  detail::live_address_map<chunk> live_{cfg_.size.granule()};
   allocator_stats stats_;
   std::uint64_t next_region_serial_ = 0;
 };

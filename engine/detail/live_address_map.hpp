@@ -3,63 +3,56 @@
 // Two levels. Most blocks die young (the median block of the traced g++, perl and python3
 // lives 3-7 events; Barrett & Zorn, "Using lifetime predictors to improve memory allocation
 // performance", PLDI 1993, report the same of C programs), so a block enters a
-// direct-mapped nursery first, 16 KiB that stay in the first-level cache. It moves to the
-// table only when a younger block needs its nursery slot; a block freed before that never
-// touches the table. The table is large (16 bytes a slot, two to four slots a live block)
-// and a probe into it is a cache miss once it outgrows the caches. So a promotion does not
-// wait for the table either: it prefetches the block's home slot and places the block eight
-// promotions later, when the line has arrived.
+// direct-mapped nursery first, 16 KiB that stay in the first-level cache. It moves on only
+// when a younger block needs its nursery slot; a block freed before that goes no further.
 //
-// The table: open addressing with linear probing, Fibonacci hashing (Knuth, TAOCP vol. 3,
-// 6.4) and backward-shift deletion (Knuth's Algorithm R), kept at most half full. A
-// lookup touches one or two adjacent entries of one cache line; no tombstones accumulate,
-// so the steady state of a long replay never degrades. The table doubles when the number of
-// blocks it holds reaches a new high, never in the steady state.
+// Where it moves is a radix tree over address / granule (address_radix_tree.hpp): a lookup
+// there is two dependent loads, where a hash table's is a probe sequence whose length and
+// branches vary. Its memory is a page for each stretch of 512 granules that holds a block,
+// so it is bounded: when the tree takes a new leaf and then holds more than
+// `radix_bytes_free` and more than `radix_bytes_per_block` for each of its blocks, all of them
+// move to a hash table (address_hash_table.hpp) for good, which takes 32-64 bytes a block
+// whatever their addresses. So the tree never holds more than 256 bytes for each block at
+// its peak (or 1 MiB), plus a leaf. Packed heaps keep the tree (tf_bfc and pytorch_caching
+// on every traced program, tlsf and best_fit on all but perl and sqlite3); blocks far apart,
+// such as a simulated pool's tensors or a million blocks of up to 8 KiB, fall back early.
 //
-// Measured (docs/performance.md, seventh round): a zero-cost lookup would make the replays
-// 14-43% faster, so the map is the largest single cost of a free. The nursery recovers up
-// to half of that where blocks die young (tlsf on groff -22%, on g++ -18%), the deferred
-// promotion another part where many live long (tlsf on python3 -28%, perl -11%); a table with
-// four-entry buckets, an address hash that keeps neighbouring blocks in one line, and
-// Abseil's Swiss table (flat_hash_map, 50 more instructions per operation) bought nothing.
-// Against the Boost.Intrusive unordered_set the table replaced: that set's erase walks its
-// singly linked bucket to find the predecessor, and its insert searches for a duplicate
-// first; together they cost about 50 instructions per operation. TF keeps a per-region
-// vector of chunk handles, one per 256-byte granule, instead; that costs memory
-// proportional to the reserved bytes, which a simulated 80 GiB pool cannot afford. A radix
-// tree over address / granule with lazily mapped leaves (twelfth round) was 8-23% faster on
-// ssh, where two frees in five miss the nursery, and 2-10% slower on scp, where none do;
-// behind the nursery, 7-16% faster on ssh and up to 5% slower on perl. Either way a
-// million live blocks at a 16-byte granule took 4.48 GB resident against 2.33 GB, so it
-// would need a bound on its leaves and a fallback to this table.
+// Measured (docs/performance.md): a zero-cost lookup would make the replays 14-43% faster
+// (seventh round), so the map is the largest single cost of a free. The nursery recovers up
+// to half of that where blocks die young (tlsf on groff -22%, on g++ -18%). Behind it, the
+// radix tree against the hash table (eighteenth round) costs 1-3% more instructions and
+// misses the last-level cache 6-27% less; python3 10-24% faster, ssh and scp 2-12%, perl
+// within the noise or up to 11% slower. TF keeps a per-region vector of chunk handles, one
+// per 256-byte granule, instead; that costs memory in proportion to the reserved bytes,
+// which a simulated 80 GiB pool cannot afford.
 #pragma once
 
+#include "engine/detail/address_hash_table.hpp"
+#include "engine/detail/address_radix_tree.hpp"
 #include "engine/detail/hot_cold.hpp"
 
 #include <array>
-#include <bit>
 #include <cstdint>
-#include <vector>
 
 namespace fraglab::detail {
 
 template <class Chunk>
 class live_address_map {
-  struct entry {
-    std::uintptr_t address = 0;
-    Chunk* chunk = nullptr;  // nullptr: an empty slot (any address, 0 included, may be live)
-  };
-
-  static constexpr std::size_t initial_capacity = 64;
   // 16 KiB: half of a 32 KiB first-level data cache. Larger nurseries measured no better, 256
-  // entries a third of the gain (docs/performance.md).
+  // entries a third of the gain (docs/performance.md, seventh round).
   static constexpr unsigned nursery_log2 = 10;
-  // Promotions in flight: a promoted block is placed in the table this many promotions
-  // later, once the prefetch of its home slot has had time to arrive. 16 measured no better.
-  static constexpr std::size_t in_flight_count = 8;
+  using entry = typename address_hash_table<Chunk>::entry;
 
  public:
-  live_address_map() : table_(initial_capacity), mask_(initial_capacity - 1), shift_(64 - std::countr_zero(initial_capacity)) {}
+  // The radix tree's bound: it may take this much per block it holds, and this much at any
+  // rate. The hash table takes 32-64 bytes a block.
+  static constexpr std::size_t radix_bytes_per_block = 256;
+  static constexpr std::size_t radix_bytes_free = std::size_t{1} << 20;
+
+  // `granule`: a power of two no larger than the distance between any two live blocks'
+  // addresses (the allocator's quantum). Blocks closer than that are still found, through
+  // the hash table.
+  explicit live_address_map(std::size_t granule) : radix_(granule) {}
   live_address_map(live_address_map const&) = delete;
   live_address_map& operator=(live_address_map const&) = delete;
 
@@ -67,147 +60,88 @@ class live_address_map {
   void insert(Chunk& c)
   {
     entry& slot = nursery_[nursery_slot(c.address)];
-    if (slot.chunk != nullptr) promote(slot);
+    if (slot.chunk != nullptr) promote(*slot.chunk);
     slot = {c.address, &c};
     ++size_;
   }
 
   // Removes and returns the chunk at `address`; null when none is live there. Freeing
-  // needs one probe sequence, not a find and then an erase.
+  // needs one lookup, not a find and then an erase.
   [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
     entry& slot = nursery_[nursery_slot(address)];
-    if (holds(slot, address)) {
+    if (slot.address == address && slot.chunk != nullptr) {
       Chunk* const c = slot.chunk;
       slot = entry{};
       --size_;
       return c;
     }
-    std::size_t const i = slot_of(address);
-    Chunk* c = table_[i].chunk;
-    if (c != nullptr) {
-      remove_at(i);
-    } else {
-      std::size_t const k = in_flight_index(address);
-      if (k == in_flight_count) return nullptr;
-      c = in_flight_[k].chunk;
-      in_flight_[k] = entry{};  // so it is never placed
-    }
-    --size_;
-    --table_size_;
+    Chunk* const c = hashed_ ? hash_.extract(address) : radix_.extract(address);
+    if (c != nullptr) --size_;
     return c;
   }
 
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
   {
     entry const& slot = nursery_[nursery_slot(address)];
-    if (holds(slot, address)) return slot.chunk;
-    if (Chunk* const c = table_[slot_of(address)].chunk) return c;
-    std::size_t const k = in_flight_index(address);
-    return k == in_flight_count ? nullptr : in_flight_[k].chunk;
+    if (slot.address == address && slot.chunk != nullptr) return slot.chunk;
+    return hashed_ ? hash_.find(address) : radix_.find(address);
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  // How many of them have left the nursery for the table, or are on their way to it (for
-  // tests of the nursery).
-  [[nodiscard]] std::size_t table_size() const noexcept { return table_size_; }
+  // How many of them have left the nursery (for tests of the nursery and the bound).
+  [[nodiscard]] std::size_t table_size() const noexcept { return hashed_ ? hash_.size() : radix_.size(); }
+  // Whether the blocks that left the nursery are in the hash table, the radix tree having
+  // outgrown its bound.
+  [[nodiscard]] bool hashed() const noexcept { return hashed_; }
+  // The radix tree's resident bytes (0 once hashed).
+  [[nodiscard]] std::size_t radix_memory() const noexcept { return radix_.memory(); }
 
+  // Forgets every block; the next ones start in the radix tree again.
   void clear() noexcept
   {
-    table_.assign(table_.size(), entry{});
     nursery_.fill(entry{});
-    in_flight_.fill(entry{});
+    radix_.clear();
+    hash_.clear();
+    hashed_ = false;
     size_ = 0;
-    table_size_ = 0;
   }
 
  private:
-  std::size_t mask() const noexcept { return mask_; }
-  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
-  // Whether `e` is occupied, by `address` (an empty entry's address means nothing).
-  static bool holds(entry const& e, std::uintptr_t address) noexcept { return e.address == address && e.chunk != nullptr; }
-  static std::uint64_t fibonacci(std::uintptr_t address) noexcept
-  {
-    return static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull;
-  }
-  std::size_t home(std::uintptr_t address) const noexcept { return static_cast<std::size_t>(fibonacci(address) >> shift_); }
   static std::size_t nursery_slot(std::uintptr_t address) noexcept
   {
-    return static_cast<std::size_t>(fibonacci(address) >> (64 - nursery_log2));
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull) >> (64 - nursery_log2));
   }
 
-  // The nursery's occupant of `slot` moves to the table, making room for a younger block.
-  // Placing it at once would stall on its home slot, a cache miss once the table outgrows
-  // the caches: instead its home slot is prefetched and the block waits in a small ring,
-  // to be placed when the ring comes round to it again. Until then lookups find it there.
-  void promote(entry const& slot)
+  // The nursery's occupant `c` moves on, making room for a younger block.
+  void promote(Chunk& c)
   {
-    if (2 * (table_size_ + 1) > mask_ + 1) [[unlikely]] grow();
-    __builtin_prefetch(&table_[home(slot.address)], 1);
-    entry& oldest = in_flight_[in_flight_next_];
-    if (oldest.chunk != nullptr) place(oldest);
-    oldest = slot;
-    in_flight_next_ = (in_flight_next_ + 1) % in_flight_count;
-    ++table_size_;
-  }
-
-  // The ring entry holding `address`, in_flight_count when none does; searched only when
-  // the table has not got it.
-  std::size_t in_flight_index(std::uintptr_t address) const noexcept
-  {
-    for (std::size_t k = 0; k < in_flight_count; ++k)
-      if (holds(in_flight_[k], address)) return k;
-    return in_flight_count;
-  }
-
-  // The slot holding `address`, or the empty slot that ends its probe sequence.
-  std::size_t slot_of(std::uintptr_t address) const noexcept
-  {
-    std::size_t i = home(address);
-    while (table_[i].chunk != nullptr && table_[i].address != address) i = next(i);
-    return i;
-  }
-
-  void place(entry e) noexcept
-  {
-    std::size_t i = home(e.address);
-    while (table_[i].chunk != nullptr) i = next(i);
-    table_[i] = e;
-  }
-
-  // Empties slot `hole` and moves back every later entry of its run that may move there,
-  // so that every entry stays reachable from its home slot without tombstones.
-  void remove_at(std::size_t hole) noexcept
-  {
-    for (std::size_t j = next(hole); table_[j].chunk != nullptr; j = next(j)) {
-      // The entry at j may fill the hole unless its home lies cyclically in (hole, j].
-      std::size_t const h = home(table_[j].address);
-      if (((j - h) & mask()) >= ((j - hole) & mask())) {
-        table_[hole] = table_[j];
-        hole = j;
-      }
+    if (hashed_) return hash_.insert({c.address, &c});
+    switch (radix_.insert(c)) {
+      case radix_insert::placed: return;
+      case radix_insert::placed_in_new_leaf:
+        if (radix_.memory() > radix_bytes_free && radix_.memory() > radix_bytes_per_block * radix_.size()) fall_back();
+        return;
+      case radix_insert::taken:
+        fall_back();
+        hash_.insert({c.address, &c});
+        return;
     }
-    table_[hole] = entry{};
   }
 
-  FRAGLAB_COLD void grow()
+  // Moves every block of the radix tree to the hash table, for good (until clear()).
+  FRAGLAB_COLD void fall_back()
   {
-    std::vector<entry> old(table_.size() * 2);
-    old.swap(table_);
-    mask_ = table_.size() - 1;
-    --shift_;
-    for (entry const& e : old)
-      if (e.chunk != nullptr) place(e);
+    radix_.for_each([&](Chunk& c) { hash_.insert({c.address, &c}); });
+    radix_.clear();
+    hashed_ = true;
   }
 
   std::array<entry, std::size_t{1} << nursery_log2> nursery_{};
-  std::array<entry, in_flight_count> in_flight_{};  // promotions not yet placed
-  std::size_t in_flight_next_ = 0;                   // the oldest, placed by the next promotion
-  std::vector<entry> table_;  // a power of two
-  std::size_t mask_;          // table_.size() - 1, kept so that a probe does not derive it
-  unsigned shift_;            // 64 - log2(capacity): the hash's top bits index the table
-  std::size_t size_ = 0;       // live blocks, in the nursery and the table
-  std::size_t table_size_ = 0;
+  bool hashed_ = false;
+  address_radix_tree<Chunk> radix_;
+  address_hash_table<Chunk> hash_;
+  std::size_t size_ = 0;  // live blocks, in the nursery and beyond
 };
 
 }  // namespace fraglab::detail

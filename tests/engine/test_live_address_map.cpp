@@ -1,8 +1,11 @@
 // The live-address map against std::unordered_map on random inserts and extractions: every
-// lookup, present or absent, must agree after every step. Addresses are multiples of
-// 4 KiB, so their low bits are all equal and runs of probes form; extracting from the middle of
-// a run exercises the backward shift. Thousands are live at a time, so blocks leave the
-// nursery for the table all the time. Address 0 is used too: emptiness is not an address.
+// lookup, present or absent, must agree after every step. Thousands are live at a time, so
+// blocks leave the nursery all the time. Blocks packed 16 bytes apart keep the radix tree;
+// blocks 4 KiB apart, one or two to a leaf, outgrow its bound and move to the hash table,
+// where their equal low bits form runs of probes and extracting from the middle of a run
+// exercises the backward shift. Address 0 is used too: emptiness is not an address.
+#include "engine/detail/address_hash_table.hpp"
+#include "engine/detail/address_radix_tree.hpp"
 #include "engine/detail/live_address_map.hpp"
 #include "experiments/gen/rng.hpp"
 
@@ -11,6 +14,7 @@
 #include <algorithm>
 #include <deque>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fraglab {
@@ -20,9 +24,14 @@ struct record {
   std::uintptr_t address = 0;
 };
 
-TEST(LiveAddressMap, AgreesWithUnorderedMapThroughGrowthAndBackwardShifts)
+// (log2 of the spacing, log2 of the number of addresses): 2^16 addresses 16 bytes apart span
+// 1 MiB, within the tree's free first MiB; 2^20 addresses 4 KiB apart span 4 GiB.
+class LiveAddressMapSpacing : public ::testing::TestWithParam<std::pair<unsigned, unsigned>> {};
+
+TEST_P(LiveAddressMapSpacing, AgreesWithUnorderedMapInTheRadixTreeAndInTheHashTable)
 {
-  detail::live_address_map<record> map;
+  auto const [spacing_log2, count_log2] = GetParam();
+  detail::live_address_map<record> map{16};
   std::unordered_map<std::uintptr_t, record*> reference;
   std::deque<record> records;  // stable addresses
   std::vector<record*> live;
@@ -30,7 +39,7 @@ TEST(LiveAddressMap, AgreesWithUnorderedMapThroughGrowthAndBackwardShifts)
   for (int step = 0; step < 60000; ++step) {
     bool const grow_phase = (step / 10000) % 2 == 0;  // sizes rise and fall: tables grow, runs empty
     if (live.empty() || r.chance(grow_phase ? 70 : 30)) {
-      std::uintptr_t address = r.uniform(0, 1 << 20) << 12;
+      std::uintptr_t address = r.uniform(0, (1u << count_log2) - 1) << spacing_log2;
       if (reference.count(address) != 0) continue;
       record& rec = records.emplace_back(record{address});
       map.insert(rec);
@@ -48,19 +57,23 @@ TEST(LiveAddressMap, AgreesWithUnorderedMapThroughGrowthAndBackwardShifts)
     if (step % 97 == 0) {
       for (auto const& [address, rec] : reference) ASSERT_EQ(map.find(address), rec) << "step " << step;
       for (int k = 0; k < 50; ++k) {
-        std::uintptr_t const probe = r.uniform(0, 1 << 20) << 12;
+        std::uintptr_t const probe = r.uniform(0, (1u << count_log2) - 1) << spacing_log2;
         auto const it = reference.find(probe);
         ASSERT_EQ(map.find(probe), it == reference.end() ? nullptr : it->second) << "step " << step;
+        ASSERT_EQ(map.find(probe + 8), nullptr) << "an address inside a block, step " << step;
       }
     }
   }
+  EXPECT_EQ(map.hashed(), spacing_log2 > 4);
 }
+
+INSTANTIATE_TEST_SUITE_P(PackedAndSparse, LiveAddressMapSpacing, ::testing::Values(std::pair{4u, 16u}, std::pair{12u, 20u}));
 
 // More blocks live than the nursery holds: the older ones move to the table and stay
 // reachable there, through the table's growth, and leave it when extracted.
 TEST(LiveAddressMap, BlocksPromotedToTheTableStayReachable)
 {
-  detail::live_address_map<record> map;
+  detail::live_address_map<record> map{16};
   std::deque<record> records;
   for (std::uintptr_t k = 0; k < 5000; ++k) map.insert(records.emplace_back(record{k * 48}));
   EXPECT_EQ(map.size(), 5000u);
@@ -77,7 +90,7 @@ TEST(LiveAddressMap, BlocksPromotedToTheTableStayReachable)
 // later. Only long-lived blocks (and short-lived ones whose slot a newer one took) may move.
 TEST(LiveAddressMap, ShortLivedBlocksStayInTheNursery)
 {
-  detail::live_address_map<record> map;
+  detail::live_address_map<record> map{16};
   std::deque<record> long_lived, short_lived;
   for (std::uintptr_t k = 0; k < 100; ++k) map.insert(long_lived.emplace_back(record{(1u << 30) + k * 64}));
   EXPECT_EQ(map.table_size(), 0u);
@@ -96,31 +109,94 @@ TEST(LiveAddressMap, ShortLivedBlocksStayInTheNursery)
   for (auto& rec : long_lived) ASSERT_EQ(map.find(rec.address), &rec);
 }
 
-// A promoted block waits a few promotions before it is placed in the table. Extracted in
-// that time, it must be found, and it must not reach the table afterwards: here the
-// youngest blocks go first, those whose promotion is still in flight among them, and then
-// more promotions flush the ring.
-TEST(LiveAddressMap, BlocksExtractedOnTheirWayToTheTableNeverReachIt)
+// The hash table places a block a few insertions after it is handed one. Extracted in that
+// time, it must be found, and it must not reach the table afterwards: here the youngest
+// blocks go first, those still in flight among them, and then more insertions flush the
+// ring.
+TEST(AddressHashTable, BlocksExtractedOnTheirWayToTheTableNeverReachIt)
 {
-  detail::live_address_map<record> map;
+  detail::address_hash_table<record> table;
   std::deque<record> records;
-  for (std::uintptr_t k = 0; k < 3000; ++k) map.insert(records.emplace_back(record{k * 64}));
-  for (std::size_t k = records.size(); k-- > 1000;) ASSERT_EQ(map.extract(records[k].address), &records[k]);
-  EXPECT_EQ(map.size(), 1000u);
+  for (std::uintptr_t k = 0; k < 3000; ++k) {
+    record& rec = records.emplace_back(record{k * 64});
+    table.insert({rec.address, &rec});
+  }
+  for (std::size_t k = records.size(); k-- > 1000;) ASSERT_EQ(table.extract(records[k].address), &records[k]);
+  EXPECT_EQ(table.size(), 1000u);
   std::deque<record> later;
-  for (std::uintptr_t k = 0; k < 3000; ++k) map.insert(later.emplace_back(record{(1u << 30) + k * 64}));
-  EXPECT_EQ(map.size(), 4000u);
+  for (std::uintptr_t k = 0; k < 3000; ++k) {
+    record& rec = later.emplace_back(record{(1u << 30) + k * 64});
+    table.insert({rec.address, &rec});
+  }
+  EXPECT_EQ(table.size(), 4000u);
   for (std::size_t k = 0; k < records.size(); ++k)
-    ASSERT_EQ(map.find(records[k].address), k < 1000 ? &records[k] : nullptr) << k;
-  for (auto& rec : later) ASSERT_EQ(map.extract(rec.address), &rec);
-  for (std::size_t k = 0; k < 1000; ++k) ASSERT_EQ(map.extract(records[k].address), &records[k]);
+    ASSERT_EQ(table.find(records[k].address), k < 1000 ? &records[k] : nullptr) << k;
+  for (auto& rec : later) ASSERT_EQ(table.extract(rec.address), &rec);
+  for (std::size_t k = 0; k < 1000; ++k) ASSERT_EQ(table.extract(records[k].address), &records[k]);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.extract(0), nullptr);
+}
+
+// The radix tree's memory stays within its bound: blocks a MiB apart take a leaf each, so
+// once the tree passes its first MiB, the next new leaf moves every block to the hash table,
+// where each is still found.
+TEST(LiveAddressMap, SparseBlocksMoveToTheHashTableWhenTheTreeOutgrowsItsBound)
+{
+  using map_type = detail::live_address_map<record>;
+  map_type map{16};
+  std::deque<record> records;
+  std::size_t most_memory = 0;
+  for (std::uintptr_t k = 0; k < 3000; ++k) {
+    map.insert(records.emplace_back(record{k << 20}));
+    if (!map.hashed()) most_memory = std::max(most_memory, map.radix_memory());
+  }
+  EXPECT_TRUE(map.hashed());
+  EXPECT_EQ(map.radix_memory(), 0u);
+  // A leaf (4 KiB and its count) per block, and one directory page per 512 of them: the
+  // last leaf before the fall-back pushed it past the free MiB.
+  std::size_t const leaf = detail::address_radix_tree<record>::leaf_bytes();
+  EXPECT_GT(most_memory, map_type::radix_bytes_free - leaf);
+  EXPECT_LE(most_memory, map_type::radix_bytes_free + leaf + 4096);
+  EXPECT_EQ(map.size(), 3000u);
+  EXPECT_GE(map.table_size(), 3000u - 1024u);  // at most one block a nursery slot
+  for (auto& rec : records) ASSERT_EQ(map.find(rec.address), &rec);
+  for (auto& rec : records) ASSERT_EQ(map.extract(rec.address), &rec);
   EXPECT_EQ(map.size(), 0u);
+  map.clear();
+  EXPECT_FALSE(map.hashed());
+}
+
+// Blocks packed 32 bytes apart fill their leaves: 100,000 of them take 391 leaves, 16 bytes a
+// block, well within the bound, and stay in the tree.
+TEST(LiveAddressMap, PackedBlocksStayInTheRadixTree)
+{
+  detail::live_address_map<record> map{16};
+  std::deque<record> records;
+  for (std::uintptr_t k = 0; k < 100000; ++k) map.insert(records.emplace_back(record{(std::uintptr_t{1} << 32) + k * 32}));
+  EXPECT_FALSE(map.hashed());
+  std::size_t const leaf = detail::address_radix_tree<record>::leaf_bytes();
+  EXPECT_LE(map.radix_memory(), 391 * leaf + 4096);
+  for (auto& rec : records) ASSERT_EQ(map.extract(rec.address), &rec);
   EXPECT_EQ(map.table_size(), 0u);
+}
+
+// Two live blocks in one granule cannot share the tree's entry: the map moves to the hash
+// table rather than lose one (an allocator's blocks are never that close, but a map told a
+// larger granule than its blocks' must still be right).
+TEST(LiveAddressMap, BlocksCloserThanTheGranuleMoveToTheHashTable)
+{
+  detail::live_address_map<record> map{256};
+  std::deque<record> records;
+  for (std::uintptr_t k = 0; k < 4000; ++k) map.insert(records.emplace_back(record{k * 64}));
+  EXPECT_TRUE(map.hashed());
+  for (auto& rec : records) ASSERT_EQ(map.find(rec.address), &rec);
+  for (auto& rec : records) ASSERT_EQ(map.extract(rec.address), &rec);
+  EXPECT_EQ(map.size(), 0u);
 }
 
 TEST(LiveAddressMap, FindsAddressZeroAndForgetsItOnExtract)
 {
-  detail::live_address_map<record> map;
+  detail::live_address_map<record> map{16};
   record zero{0}, other{4096};
   EXPECT_EQ(map.find(0), nullptr);
   map.insert(zero);
