@@ -152,8 +152,9 @@ TEST(LiveAddressMap, SparseBlocksMoveToTheHashTableWhenTheTreeOutgrowsItsBound)
   }
   EXPECT_TRUE(map.hashed());
   EXPECT_EQ(map.radix_memory(), 0u);
-  // A leaf (4 KiB and its count) per block, and one directory page per 512 of them: the
-  // last leaf before the fall-back pushed it past the free MiB.
+  // A leaf (4 KiB and its count) per block, and a directory page per four of them (a page
+  // holds 512 leaf pointers, 2^16 granules apart): the tree had reached within a leaf of
+  // the free MiB when the next leaf sent it past.
   std::size_t const leaf = detail::address_radix_tree<record>::leaf_bytes();
   EXPECT_GT(most_memory, map_type::radix_bytes_free - leaf);
   EXPECT_LE(most_memory, map_type::radix_bytes_free + leaf + 4096);
