@@ -20,6 +20,7 @@
 // table (flat_hash_map, 50 more instructions per operation) bought nothing.
 #pragma once
 
+#include "engine/detail/bits.hpp"
 #include "engine/detail/hot_cold.hpp"
 
 #include <array>
@@ -35,6 +36,9 @@ class address_hash_table {
   struct entry {
     std::uintptr_t address = 0;
     Chunk* chunk = nullptr;  // nullptr: an empty slot (any address, 0 included, may be live)
+
+    // Whether it is occupied, by `a` (an empty entry's address means nothing).
+    [[nodiscard]] bool holds(std::uintptr_t a) const noexcept { return address == a && chunk != nullptr; }
   };
 
   address_hash_table() : table_(initial_capacity), mask_(initial_capacity - 1), shift_(64 - std::countr_zero(initial_capacity)) {}
@@ -93,18 +97,14 @@ class address_hash_table {
   static constexpr std::size_t in_flight_count = 8;
 
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask_; }
-  static bool holds(entry const& e, std::uintptr_t address) noexcept { return e.address == address && e.chunk != nullptr; }
-  std::size_t home(std::uintptr_t address) const noexcept
-  {
-    return static_cast<std::size_t>((static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
+  std::size_t home(std::uintptr_t address) const noexcept { return fibonacci_hash(address, 64 - shift_); }
 
   // The ring entry holding `address`, in_flight_count when none does; searched only when
   // the table has not got it.
   std::size_t in_flight_index(std::uintptr_t address) const noexcept
   {
     for (std::size_t k = 0; k < in_flight_count; ++k)
-      if (holds(in_flight_[k], address)) return k;
+      if (in_flight_[k].holds(address)) return k;
     return in_flight_count;
   }
 
@@ -152,7 +152,7 @@ class address_hash_table {
   std::size_t in_flight_next_ = 0;                   // the oldest, placed by the next insertion
   std::vector<entry> table_;  // a power of two
   std::size_t mask_;          // table_.size() - 1, kept so that a probe does not derive it
-  unsigned shift_;            // 64 - log2(capacity): the hash's top bits index the table
+  unsigned shift_;            // 64 - log2(capacity), kept so that a probe does not derive it
   std::size_t size_ = 0;      // in the table and in flight
 };
 

@@ -247,7 +247,9 @@ class address_radix_tree {
   }
 
   unsigned granule_log2_;
-  mutable leaf** current_ = nullptr;  // the leaves of the directory of the last key looked up
+  // The leaves of the directory of the last key looked up, kept beside the directory so
+  // that a lookup loads them in one step.
+  mutable leaf** current_ = nullptr;
   mutable directory* current_directory_ = nullptr;
   mutable std::uintptr_t current_top_ = no_top;
   std::vector<std::unique_ptr<directory>> directories_;

@@ -63,6 +63,13 @@ constexpr std::optional<std::uintptr_t> aligned_range_below(std::uintptr_t from,
   return *start;
 }
 
+// The top `bits` bits of address * 2^64 / phi: Fibonacci hashing (Knuth, TAOCP vol. 3,
+// 6.4), which spreads addresses that share their low bits over 2^bits slots. 0 < bits <= 64.
+constexpr std::size_t fibonacci_hash(std::uintptr_t address, unsigned bits) noexcept
+{
+  return static_cast<std::size_t>((static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 // SplitMix64 finaliser (Steele, Lea, Flood 2014): a cheap, well-mixed hash of an
 // address. Used where a deterministic pseudo-random value per chunk is needed
 // (treap priorities, hash buckets), identical on every machine.

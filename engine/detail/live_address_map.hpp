@@ -29,6 +29,7 @@
 
 #include "engine/detail/address_hash_table.hpp"
 #include "engine/detail/address_radix_tree.hpp"
+#include "engine/detail/bits.hpp"
 #include "engine/detail/hot_cold.hpp"
 
 #include <array>
@@ -70,7 +71,7 @@ class live_address_map {
   [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
     entry& slot = nursery_[nursery_slot(address)];
-    if (slot.address == address && slot.chunk != nullptr) {
+    if (slot.holds(address)) {
       Chunk* const c = slot.chunk;
       slot = entry{};
       --size_;
@@ -84,7 +85,7 @@ class live_address_map {
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
   {
     entry const& slot = nursery_[nursery_slot(address)];
-    if (slot.address == address && slot.chunk != nullptr) return slot.chunk;
+    if (slot.holds(address)) return slot.chunk;
     return hashed_ ? hash_.find(address) : radix_.find(address);
   }
 
@@ -108,10 +109,7 @@ class live_address_map {
   }
 
  private:
-  static std::size_t nursery_slot(std::uintptr_t address) noexcept
-  {
-    return static_cast<std::size_t>((static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ull) >> (64 - nursery_log2));
-  }
+  static std::size_t nursery_slot(std::uintptr_t address) noexcept { return fibonacci_hash(address, nursery_log2); }
 
   // The nursery's occupant `c` moves on, making room for a younger block.
   void promote(Chunk& c)
@@ -120,7 +118,7 @@ class live_address_map {
     switch (radix_.insert(c)) {
       case radix_insert::placed: return;
       case radix_insert::placed_in_new_leaf:
-        if (radix_.memory() > radix_bytes_free && radix_.memory() > radix_bytes_per_block * radix_.size()) fall_back();
+        if (std::size_t const m = radix_.memory(); m > radix_bytes_free && m > radix_bytes_per_block * radix_.size()) fall_back();
         return;
       case radix_insert::taken:
         fall_back();
