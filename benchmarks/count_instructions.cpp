@@ -7,7 +7,9 @@
 // It replays TRACE once untimed to warm the allocator, exactly as the benchmarks do, then
 // once more with callgrind collecting, and prints the operations of that pass: its events
 // plus the frees of the blocks it left live. OUT's `totals:` line divided by `ops` is the
-// cost per operation. experiments/speed_table.py does both.
+// cost per operation. experiments/speed_table.py does both. --warm-passes 0 counts what a
+// fresh allocator pays; more than one counts a later pass, for a cost that settles only after
+// the second (a policy whose address map changes structure as the heap spreads).
 #include "benchmarks/subjects.hpp"
 #include "experiments/trace/input_error.hpp"
 
@@ -24,12 +26,14 @@ int main(int argc, char** argv)
   try {
     std::string policy, trace_path;
     bool with_malloc = false, with_floor = false;
+    int warm_passes = 1;
     po::options_description named("count_instructions options");
     named.add_options()
         ("help,h", "this help")
         ("policy", po::value(&policy), "a fraglab policy over the host backend")
         ("malloc", po::bool_switch(&with_malloc), "the process's malloc")
-        ("floor", po::bool_switch(&with_floor), "the bump allocator that never reuses memory");
+        ("floor", po::bool_switch(&with_floor), "the bump allocator that never reuses memory")
+        ("warm-passes", po::value(&warm_passes)->default_value(warm_passes), "untimed passes before the counted one");
     po::options_description all;
     all.add(named).add_options()("trace", po::value(&trace_path)->required());
     po::positional_options_description positional;
@@ -37,16 +41,17 @@ int main(int argc, char** argv)
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: count_instructions (--policy P | --malloc | --floor) TRACE\n" << named;
+      std::cout << "usage: count_instructions (--policy P | --malloc | --floor) [--warm-passes N] TRACE\n" << named;
       return 0;
     }
     po::notify(vm);
     if (policy.empty() + !with_malloc + !with_floor != 2)
       throw std::invalid_argument("give exactly one of --policy, --malloc and --floor");
+    if (warm_passes < 0) throw std::invalid_argument("--warm-passes: expected a count of at least 0");
     subject const s = with_malloc ? malloc_subject() : with_floor ? floor_subject() : policy_subject(policy);
     auto const t = load_in_memory(trace_path);
     auto runner = s.runner(t);
-    (void)runner->run();
+    for (int i = 0; i < warm_passes; ++i) (void)runner->run();
     CALLGRIND_TOGGLE_COLLECT;
     auto const pass = runner->run();
     CALLGRIND_TOGGLE_COLLECT;

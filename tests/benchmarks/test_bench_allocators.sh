@@ -89,7 +89,19 @@ else
     ir=$(awk '/^(totals|summary):/ {print $2}' "$work/cg.out" | head -1)
     [[ $ir =~ ^[0-9]+$ && $ir -gt 0 ]] || fail "no instruction total in callgrind's output ($ir)"
   done
+  # A fresh allocator acquires its region in the counted pass; warm passes, once the heap has
+  # settled, count the same.
+  counted() {  # WARM_PASSES
+    valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/cg$1.out" \
+      "$count" --policy tf_bfc --warm-passes "$1" "$work/tiny.txt" > /dev/null 2> "$work/cg.err" || { cat "$work/cg.err"; fail "callgrind"; }
+    awk '/^(totals|summary):/ {print $2}' "$work/cg$1.out" | head -1
+  }
+  fresh=$(counted 0) warm=$(counted 1) warmer=$(counted 2)
+  ((fresh > warm)) || fail "a fresh allocator's pass ($fresh instructions) should cost more than a warm one's ($warm)"
+  ((warmer == warm)) || fail "the second and third passes differ: $warm and $warmer instructions"
   "$count" --policy tf_bfc --floor "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took two subjects"
   grep -q "exactly one" "$work/bad.err" || fail "count_instructions: no message for two subjects"
+  "$count" --policy tf_bfc --warm-passes -1 "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took --warm-passes -1"
+  grep -q "at least 0" "$work/bad.err" || fail "count_instructions: no message for --warm-passes -1"
 fi
 echo "bench_allocators: all checks passed"
