@@ -562,8 +562,10 @@ TEST(UnitAddressSet, OrdersByAddressAcrossLevelsAndWindows)
   std::uintptr_t const base = 5 * window;
   detail::unit_address_set<C> s(256);
   C& far = make(base + window + 0x100);           // the next window
-  C& level3 = make(base + 256 * (64u * 64 * 64));  // unit 2^18: its own level-2 word
-  C& level2 = make(base + 256 * (64u * 64 + 5));   // unit 4101: another level-1 word
+  // Off bit 0 of every level's word, so that a search must read each level: unit 270,535 is
+  // bit 1 of level 3, bit 2 of level-2 word 1, bit 3 of level-1 word 66, bit 7 of word 4227.
+  C& level3 = make(base + 256 * (64u * 64 * 64 + 2 * 64 * 64 + 3 * 64 + 7));
+  C& level2 = make(base + 256 * (64u * 64 + 3 * 64 + 5));  // unit 4293: level-1 word 1, bit 3
   C& odd = make(base + 256 * 70 + 128);            // unit 70, not aligned to the unit
   C& low = make(base + 256 * 3);
   for (C* c : {&far, &level3, &level2, &odd, &low}) ASSERT_TRUE(s.try_insert(*c));
