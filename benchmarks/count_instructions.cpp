@@ -9,7 +9,7 @@
 // plus the frees of the blocks it left live. OUT's `totals:` line divided by `ops` is the
 // cost per operation. experiments/speed_table.py does both. --warm-passes 0 counts what a
 // fresh allocator pays; more than one counts a later pass, for a cost that settles only after
-// the second (a policy whose address map changes structure as the heap spreads).
+// the second (a policy whose address map is still growing in the second pass).
 #include "benchmarks/subjects.hpp"
 #include "experiments/trace/input_error.hpp"
 
