@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace fraglab::detail {
@@ -118,26 +119,18 @@ class address_radix_tree {
   // Removes and returns the chunk that starts at `address`; null when none does.
   [[nodiscard]] Chunk* extract(std::uintptr_t address) noexcept
   {
-    std::uintptr_t const key = address >> granule_log2_;
-    leaf** const entry = leaf_entry(key);
-    if (entry == nullptr || *entry == nullptr) return nullptr;
-    leaf* const l = *entry;
-    Chunk*& slot = l->slots[key & leaf_mask];
-    Chunk* const c = slot;
-    if (c == nullptr || c->address != address) return nullptr;
-    slot = nullptr;
-    --size_;
-    if (--l->live == 0) [[unlikely]] release(*entry);
-    return c;
+    return at(address, [this](leaf** entry, Chunk** slot) {
+      leaf* const l = *entry;
+      Chunk* const c = std::exchange(*slot, nullptr);
+      --size_;
+      if (--l->live == 0) [[unlikely]] release(*entry);
+      return c;
+    });
   }
 
   [[nodiscard]] Chunk* find(std::uintptr_t address) const noexcept
   {
-    std::uintptr_t const key = address >> granule_log2_;
-    leaf** const entry = leaf_entry(key);
-    if (entry == nullptr || *entry == nullptr) return nullptr;
-    Chunk* const c = (*entry)->slots[key & leaf_mask];
-    return c != nullptr && c->address == address ? c : nullptr;
+    return at(address, [](leaf**, Chunk** slot) { return *slot; });
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -183,6 +176,21 @@ class address_radix_tree {
 
   static std::uintptr_t top_of(std::uintptr_t key) noexcept { return key >> (leaf_log2 + directory_log2); }
   static std::size_t index_of(std::uintptr_t key) noexcept { return (key >> leaf_log2) & directory_mask; }
+
+  // found(entry, slot) with the directory entry and the slot that hold the chunk that
+  // starts at `address`, or null when no chunk does. (A callback rather than a returned
+  // pair: the pair's null test was not folded into the lookup's, a free cost one more
+  // instruction.)
+  template <class Found>
+  Chunk* at(std::uintptr_t address, Found&& found) const noexcept
+  {
+    std::uintptr_t const key = address >> granule_log2_;
+    leaf** const entry = leaf_entry(key);
+    if (entry == nullptr || *entry == nullptr) return nullptr;
+    Chunk** const slot = &(*entry)->slots[key & leaf_mask];
+    if (*slot == nullptr || (*slot)->address != address) return nullptr;
+    return found(entry, slot);
+  }
 
   // The directory entry for `key`'s leaf; null when no directory covers it.
   leaf** leaf_entry(std::uintptr_t key) const noexcept

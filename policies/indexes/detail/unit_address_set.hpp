@@ -223,20 +223,19 @@ class unit_address_set {
       if (l == levels - 1) return npos;
       p = p / 64 + 1;
     }
-    for (; l > 0; --l) p = p * 64 + lowest(w.level(l - 1)[p]);
-    return p;
+    return descend(w, p, l);
   }
 
   // The lowest set bit of w, which has one: four loads down from the top, where climbing
   // from position 0 as first_from does would test the words on the way up first (best_fit
   // on perl: 259.0 -> 248.8 instructions/op, docs/performance.md, nineteenth round).
-  static std::size_t lowest_in(window const& w) noexcept
+  static std::size_t lowest_in(window const& w) noexcept { return descend(w, lowest(w.bits3), levels - 1); }
+
+  // From set bit p of level l down the lowest set bit of each level below to level 0.
+  static std::size_t descend(window const& w, std::size_t p, unsigned l) noexcept
   {
-    static_assert(levels == 4, "a level per line");
-    std::size_t p = lowest(w.bits3);
-    p = p * 64 + lowest(w.bits2[p]);
-    p = p * 64 + lowest(w.bits1[p]);
-    return p * 64 + lowest(w.bits0.get()[p]);
+    for (; l > 0; --l) p = p * 64 + lowest(w.level(l - 1)[p]);
+    return p;
   }
 
   [[nodiscard]] Chunk* first_in_windows_from(std::size_t i) const noexcept
