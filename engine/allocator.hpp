@@ -11,7 +11,11 @@
 //   free neighbours, then grow by what the growth rule says and retry, then (if the growth
 //   rule asks for it) release wholly free regions and grow once more -> carve: an aligned
 //   front remainder and a split-off tail go back to the index as free chunks.
-// deallocate(address): find the live chunk in O(1), mark it free, coalesce per the rule.
+// deallocate(block): take the chunk from the reference allocate handed out, check that it
+//   is live at that address, mark it free, coalesce per the rule.
+// deallocate(address): the same, the chunk found by its address in the live-address map,
+//   which is built on the first free by address: a replay that frees by reference never
+//   pays for it (docs/performance.md, twenty-first round).
 //
 // The engine is single-threaded and deterministic; wrap it in locked_allocator for
 // concurrent use.
@@ -142,14 +146,42 @@ class allocator {
   FRAGLAB_HOT free_status deallocate(std::uintptr_t address)
   {
     if (address == 0) return free_status::ok;
+    if (!addresses_mapped_) [[unlikely]] map_addresses();
     chunk* c = live_.extract(address);
     if (c == nullptr) {
       ++stats_.misuses;
       return diagnose(address);
     }
+    return release_block(c);
+  }
+
+  // Frees the block `b` refers to (allocation::block()) without looking its address up;
+  // a reference whose block is no longer live at its address is reported as a double free
+  // and changes nothing. A reference without a record is freed by its address.
+  FRAGLAB_HOT free_status deallocate(block_ref b)
+  {
+    if (b.record == nullptr) return deallocate(b.address);
+    chunk* const c = static_cast<chunk*>(b.record);
+    if (addresses_mapped_) [[unlikely]] {
+      if (live_.find(b.address) != c) return misused_reference(b.address);
+      (void)live_.extract(b.address);
+    } else if (!c->in_use() || c->address != b.address) [[unlikely]] {
+      return misused_reference(b.address);
+    }
+    return release_block(c);
+  }
+
+  free_status deallocate(void* p) { return deallocate(reinterpret_cast<std::uintptr_t>(p)); }
+
+ private:
+  // The live chunk c, out of the address map already, becomes free: statistics, coalescing
+  // or deferral per the rule, and what the pool and reclaim rules do after a free.
+  FRAGLAB_HOT free_status release_block(chunk* c)
+  {
     stats_.live_bytes -= c->live.requested;
     c->make_free();
     stats_.allocated_bytes -= c->size;
+    --stats_.live_chunks;
     ++stats_.deallocations;
     // The region record is a cache line of its own; with one pool and immediate coalescing
     // a free does not read it (region_is_idle).
@@ -177,7 +209,28 @@ class allocator {
     return free_status::ok;
   }
 
-  free_status deallocate(void* p) { return deallocate(reinterpret_cast<std::uintptr_t>(p)); }
+  // A block reference that does not name a block live at its address. It came from
+  // allocate, so its address started a block once: inside a live chunk now (merged into
+  // it, or a new block there under another record) or inside a free one, the block was
+  // freed before; outside every region, its region was given back.
+  FRAGLAB_COLD free_status misused_reference(std::uintptr_t address)
+  {
+    ++stats_.misuses;
+    free_status const s = diagnose(address);
+    return s == free_status::interior_pointer ? free_status::double_free : s;
+  }
+
+  // From now on every live chunk is in the address map: the ones live now are entered,
+  // and enter_live() enters the rest.
+  FRAGLAB_COLD void map_addresses()
+  {
+    for (region const* r : regions_)
+      for (chunk* c = r->first; c != nullptr; c = c->next)
+        if (c->in_use()) live_.insert(*c);
+    addresses_mapped_ = true;
+  }
+
+ public:
 
   // Gives every region without a live block back to the backend (PyTorch's empty_cache).
   // Returns the bytes released.
@@ -257,7 +310,6 @@ class allocator {
   [[nodiscard]] allocator_stats stats() const
   {
     allocator_stats s = stats_;
-    s.live_chunks = live_.size();
     s.regions = regions_.size();
     s.free_chunks = free_chunk_count();
     s.index_steps = index_steps();
@@ -519,7 +571,8 @@ class allocator {
   {
     c->make_live(requested, stream);
     if (!immediate_coalescing()) ++c->region()->live_chunks;
-    live_.insert(*c);
+    ++stats_.live_chunks;
+    if (addresses_mapped_) [[unlikely]] live_.insert(*c);
   }
 
   // enter_live() for an allocation, counted in the statistics.
@@ -533,10 +586,10 @@ class allocator {
     stats_.total_allocated_bytes += c->size;
     // Peaks as branches, not max(): a new high is rare, so the store is skipped.
     if (c->size > stats_.largest_chunk_allocated) [[unlikely]] stats_.largest_chunk_allocated = c->size;
-    if (live_.size() > stats_.peak_live_chunks) [[unlikely]] stats_.peak_live_chunks = live_.size();
+    if (stats_.live_chunks > stats_.peak_live_chunks) [[unlikely]] stats_.peak_live_chunks = stats_.live_chunks;
     if (stats_.live_bytes > stats_.peak_live_bytes) [[unlikely]] stats_.peak_live_bytes = stats_.live_bytes;
     if (stats_.allocated_bytes > stats_.peak_allocated_bytes) [[unlikely]] stats_.peak_allocated_bytes = stats_.allocated_bytes;
-    return {c->address, c->size, alloc_status::ok};
+    return {c->address, c->size, alloc_status::ok, c};
   }
 
   // Cuts c at `offset`; c keeps the low part, the returned chunk (free, unindexed) the rest.
@@ -940,6 +993,7 @@ class allocator {
   std::vector<region*> regions_;
   std::vector<std::unique_ptr<pool_entry>> pools_;
   detail::live_address_map<chunk> live_{cfg_.size.granule()};
+  bool addresses_mapped_ = false;  // live_ holds every live chunk (since the first free by address)
   allocator_stats stats_;
   std::uint64_t next_region_serial_ = 0;
 };

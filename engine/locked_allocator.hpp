@@ -32,6 +32,11 @@ class locked_allocator {
     std::lock_guard lock(mutex_);
     return inner_.deallocate(address);
   }
+  free_status deallocate(block_ref block)
+  {
+    std::lock_guard lock(mutex_);
+    return inner_.deallocate(block);
+  }
   free_status deallocate(void* p) { return deallocate(reinterpret_cast<std::uintptr_t>(p)); }
 
   std::size_t release_free_regions()

@@ -59,10 +59,22 @@ constexpr bool is_misuse(alloc_status s) noexcept
   return s == alloc_status::bad_alignment || s == alloc_status::size_overflow;
 }
 
+// A live block as deallocate(block_ref) takes it back: its address and the allocator's own
+// record of it. With the record a free needs no lookup of the address, as a malloc that
+// keeps its header in front of the block needs none; the address is checked against the
+// record, so a stale reference is reported as a double free. A null record means "look
+// the address up", as deallocate(address) does.
+struct block_ref {
+  std::uintptr_t address = 0;
+  void* record = nullptr;  // opaque: what allocation::record said, from the same allocator
+};
+
 struct allocation {
   std::uintptr_t address = 0;  // 0 for a zero-byte request and on failure
   std::size_t size = 0;        // bytes of the chunk handed out (rounding and unsplit tail included)
   alloc_status status = alloc_status::ok;
+  void* record = nullptr;      // the allocator's record of the block, for block(); null when it keeps none
+  [[nodiscard]] block_ref block() const noexcept { return {address, record}; }
 
   [[nodiscard]] explicit operator bool() const noexcept { return status == alloc_status::ok; }
   [[nodiscard]] void* pointer() const noexcept { return reinterpret_cast<void*>(address); }

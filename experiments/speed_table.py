@@ -236,7 +236,9 @@ def main(argv):
         ["Every subject runs through the replay loop of `fraglab replay` over events parsed beforehand "
          "(docs/performance.md). ns/op is allocator time per event, the mean of the timed passes after one "
          "warm-up pass (in a full run, at least a million timed events per benchmark); fraglab's policies "
-         "run over the host backend; glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
+         "run over the host backend and are freed by the reference their allocation returned, as `fraglab replay` "
+         "frees them (no address lookup; a program that frees by pointer pays for the address map, docs/performance.md, "
+         "twenty-first round); glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
          "never reuses memory and is the floor of the harness itself. "
          + (f"Each replay is the minimum of {args.rounds} rounds; a round" if args.rounds > 1 else "The one round")
          + " measures every subject on one trace before it moves to the next, so that a trace's ratios compare "

@@ -67,7 +67,7 @@ std::string allocator<Policy, Backend>::check_invariants() const
       if (c->in_use()) {
         ++live_chunks;
         ++region_live;
-        if (live_.find(c->address) != c) return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
+        if (addresses_mapped_ && live_.find(c->address) != c) return "live chunk at " + std::to_string(c->address) + " is missing from the address map";
         live += c->live.requested;
         allocated += c->size;
         if (c->live.requested == 0 || c->live.requested > c->size)
@@ -94,8 +94,10 @@ std::string allocator<Policy, Backend>::check_invariants() const
   }
   if (indexed_total != free_chunks) return "the free indexes hold " + std::to_string(indexed_total) +
                                            " chunks, regions have " + std::to_string(free_chunks) + " free";
-  if (live_.size() != live_chunks) return "the address map holds " + std::to_string(live_.size()) + " chunks, " +
-                                          std::to_string(live_chunks) + " are live";
+  if (live_.size() != (addresses_mapped_ ? live_chunks : 0))
+    return "the address map holds " + std::to_string(live_.size()) + " chunks, " + std::to_string(live_chunks) + " are live" +
+           (addresses_mapped_ ? "" : " (and none is freed by address)");
+  if (stats_.live_chunks != live_chunks) return "live chunks: counted " + std::to_string(stats_.live_chunks) + ", regions hold " + std::to_string(live_chunks);
   if (live != stats_.live_bytes) return "live bytes: counted " + std::to_string(stats_.live_bytes) + ", chunks hold " + std::to_string(live);
   if (allocated != stats_.allocated_bytes) return "allocated bytes disagree with the chunks";
   if (reserved != stats_.reserved_bytes) return "reserved bytes disagree with the regions";

@@ -26,6 +26,7 @@ class any_allocator {
   virtual ~any_allocator() = default;
   virtual allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0) = 0;
   virtual free_status deallocate(std::uintptr_t address) = 0;
+  virtual free_status deallocate(block_ref block) = 0;
   virtual std::size_t release_free_regions() = 0;
   [[nodiscard]] virtual allocator_stats stats() const = 0;
   // The running counters alone (cheap: no derived fields).

@@ -30,6 +30,7 @@ class allocator_adapter final : public any_allocator {
     return a_.allocate(size, alignment, stream);
   }
   free_status deallocate(std::uintptr_t address) override { return a_.deallocate(address); }
+  free_status deallocate(block_ref block) override { return a_.deallocate(block); }
   std::size_t release_free_regions() override { return a_.release_free_regions(); }
   allocator_stats stats() const override { return a_.stats(); }
   allocator_stats const& counters() const override { return a_.counters(); }

@@ -10,7 +10,7 @@ namespace {
 template <class AfterEach>
 std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events, AfterEach&& after_each)
 {
-  std::vector<std::uintptr_t> address(t.slots, 0);
+  std::vector<block_ref> block(t.slots);
   std::vector<bool> live(t.slots, false);
   std::uint64_t done = 0;
   auto batches = trace::open_events(t);
@@ -22,13 +22,13 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
         if (!live[e.slot]) {
           allocation const got = a.allocate(e.size, e.alignment, e.stream);
           if (got) {
-            address[e.slot] = got.address;
+            block[e.slot] = got.block();
             live[e.slot] = true;
           }
         }
       } else if (live[e.slot]) {
         live[e.slot] = false;
-        a.deallocate(address[e.slot]);
+        a.deallocate(block[e.slot]);
       }
       after_each(done);
     }

@@ -111,11 +111,26 @@ struct metrics_observer {
 
 enum class slot_state : std::uint8_t { empty, live, failed };
 
-// One record per trace slot: where its block lives and whether it is live.
+// One record per trace slot: its block (address, and the allocator's record of it where it
+// keeps one) and whether it is live.
 struct slot {
   std::uintptr_t address = 0;
+  void* record = nullptr;
   slot_state state = slot_state::empty;
 };
+
+// Frees a slot's block: by reference where the allocator takes one, so that the engine
+// looks no address up, as a malloc's free reads the header in front of the block
+// (docs/performance.md, twenty-first round); by address where it does not.
+template <class Alloc>
+void free_block(Alloc& a, slot const& s)
+{
+  if constexpr (requires { a.deallocate(block_ref{}); }) {
+    a.deallocate(block_ref{s.address, s.record});
+  } else {
+    a.deallocate(s.address);
+  }
+}
 
 struct pass_totals {
   std::uint64_t processed = 0;
@@ -144,7 +159,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
           if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
           if constexpr (Observe) ++r.duplicate_allocs;
         } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
-          s = {got.address, slot_state::live};
+          s = {got.address, got.record, slot_state::live};
         } else {
           s.state = slot_state::failed;
           ++totals.failed;
@@ -154,7 +169,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
         if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": free of an id that is not live");
         if constexpr (Observe) ++r.unknown_frees;
       } else {
-        if (s.state == slot_state::live) a.deallocate(s.address);
+        if (s.state == slot_state::live) free_block(a, s);
         s.state = slot_state::empty;
       }
       if constexpr (Observe) f->after_event(a, processed, r);
@@ -189,7 +204,7 @@ std::uint64_t free_leftovers(Alloc& a, std::vector<slot>& slots)
   std::uint64_t freed = 0;
   for (slot& s : slots) {
     if (s.state == slot_state::live) {
-      a.deallocate(s.address);
+      free_block(a, s);
       ++freed;
     }
     s = {};

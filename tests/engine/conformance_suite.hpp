@@ -124,12 +124,57 @@ TYPED_TEST_P(Conformance, FreeingEverythingCoalescesEachRegionToOneChunk)
   EXPECT_EQ(a.check_invariants(), "");
 }
 
+TYPED_TEST_P(Conformance, FreeingByReferenceDecidesAsFreeingByAddress)
+{
+  sequence_spec s{.seed = 11, .steps = 600, .aligned_percent = 10, .frees = free_by::reference};
+  auto by_reference = fixed_pool<TypeParam>(4 * MiB);
+  auto by_address = fixed_pool<TypeParam>(4 * MiB);
+  auto const decided = drive(*by_reference, s, false);
+  s.frees = free_by::address;
+  EXPECT_EQ(decided, drive(*by_address, s, false));
+  EXPECT_EQ(layout(*by_reference), layout(*by_address));
+  EXPECT_EQ(by_reference->stats().deallocations, by_address->stats().deallocations);
+}
+
+TYPED_TEST_P(Conformance, StaleReferencesAreReportedAndChangeNothing)
+{
+  auto a = fixed_pool<TypeParam>(64 * KiB);
+  auto x = a->allocate(1000);
+  auto y = a->allocate(1000);
+  auto z = a->allocate(1000);
+  EXPECT_EQ(a->deallocate(x.block()), free_status::ok);
+  auto const before = layout(*a);
+  EXPECT_EQ(a->deallocate(x.block()), free_status::double_free);                              // freed already
+  EXPECT_EQ(a->deallocate(block_ref{y.address + 256, y.record}), free_status::double_free);  // y's record, not y's address
+  EXPECT_EQ(a->deallocate(block_ref{z.address, y.record}), free_status::double_free);        // z's address, y's record
+  EXPECT_EQ(layout(*a), before);
+  EXPECT_EQ(a->stats().misuses, 3u);
+  EXPECT_EQ(a->check_invariants(), "");
+  // The first free by address builds the address map from the live blocks (y and z); from
+  // then on references are checked against it.
+  EXPECT_EQ(a->deallocate(y.address), free_status::ok);
+  EXPECT_EQ(a->check_invariants(), "");
+  auto const after_y = layout(*a);
+  EXPECT_EQ(a->deallocate(y.block()), free_status::double_free);
+  EXPECT_EQ(a->deallocate(block_ref{z.address, y.record}), free_status::double_free);
+  EXPECT_EQ(layout(*a), after_y);
+  EXPECT_EQ(a->deallocate(z.block()), free_status::ok);
+  EXPECT_EQ(a->deallocate(z.address), free_status::double_free);
+  auto w = a->allocate(1000);
+  EXPECT_EQ(a->deallocate(block_ref{w.address}), free_status::ok) << "a reference without a record is freed by its address";
+  EXPECT_EQ(a->stats().misuses, 6u);
+  EXPECT_EQ(a->stats().live_chunks, 0u);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(Conformance,
                             ZeroByteRequestReturnsNullAndChangesNothing,
                             StatsAccountForRequestsChunksAndRegions,
                             SameSequenceSameAddresses,
                             MisuseIsReportedAndChangesNothing,
                             FailureUnderAFixedPoolLeavesStateIntact,
-                            FreeingEverythingCoalescesEachRegionToOneChunk);
+                            FreeingEverythingCoalescesEachRegionToOneChunk,
+                            FreeingByReferenceDecidesAsFreeingByAddress,
+                            StaleReferencesAreReportedAndChangeNothing);
 
 }  // namespace fraglab::testing

@@ -37,6 +37,7 @@ std::vector<std::string> const& every_policy()
 
 struct live_block {
   std::size_t requested;
+  void* record;  // allocation::record, for a free by reference
 };
 
 std::size_t pick_size(FuzzedDataProvider& in)
@@ -69,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   auto a = make_composition(name, {}, backend)->make();
 
   std::map<std::uintptr_t, live_block> live;
-  std::vector<std::uintptr_t> freed;
+  std::vector<block_ref> freed;
   std::size_t live_bytes = 0;
   auto check = [&](char const* after) {
     if (std::string const why = a->check_invariants(); !why.empty()) bug(name, std::string(after) + ": " + why);
@@ -93,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         if (next != live.end() && next->first < got.address + n) bug(name, "a new block overlaps a live one");
         if (next != live.begin() && std::prev(next)->first + std::prev(next)->second.requested > got.address)
           bug(name, "a new block overlaps a live one");
-        live.emplace(got.address, live_block{n});
+        live.emplace(got.address, live_block{n, got.record});
         live_bytes += n;
         check("allocate");
         break;
@@ -103,22 +104,25 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         if (live.empty()) break;
         auto it = live.begin();
         std::advance(it, in.ConsumeIntegralInRange<std::size_t>(0, live.size() - 1));
-        if (a->deallocate(it->first) != free_status::ok) bug(name, "freeing a live block failed");
+        block_ref const b{it->first, it->second.record};
+        if ((in.ConsumeBool() ? a->deallocate(b) : a->deallocate(b.address)) != free_status::ok) bug(name, "freeing a live block failed");
         live_bytes -= it->second.requested;
-        freed.push_back(it->first);
+        freed.push_back(b);
         live.erase(it);
         check("deallocate");
         break;
       }
       case 5: {
-        // Misuse: a freed address (unless reused since), an interior pointer, or a wild one.
-        std::uintptr_t p = in.ConsumeIntegral<std::uintptr_t>();
+        // Misuse: a freed block (unless its address is live again) by address or by its
+        // stale reference, an interior pointer, or a wild one.
+        block_ref b{in.ConsumeIntegral<std::uintptr_t>(), nullptr};
         int const kind = in.ConsumeIntegralInRange<int>(0, 2);
-        if (kind == 0 && !freed.empty()) p = freed[in.ConsumeIntegralInRange<std::size_t>(0, freed.size() - 1)];
-        if (kind == 1 && !live.empty() && live.begin()->second.requested > 1) p = live.begin()->first + 1;
-        if (p == 0 || live.count(p) != 0) break;
+        if (kind == 0 && !freed.empty()) b = freed[in.ConsumeIntegralInRange<std::size_t>(0, freed.size() - 1)];
+        if (kind == 1 && !live.empty() && live.begin()->second.requested > 1) b = {live.begin()->first + 1, nullptr};
+        if (b.address == 0 || live.count(b.address) != 0) break;
+        if (in.ConsumeBool()) b.record = nullptr;
         auto const before = a->counters();
-        if (a->deallocate(p) == free_status::ok) bug(name, "a free of an address that is not live succeeded");
+        if (a->deallocate(b) == free_status::ok) bug(name, "a free of a block that is not live succeeded");
         if (a->counters().live_bytes != before.live_bytes || a->counters().reserved_bytes != before.reserved_bytes)
           bug(name, "a misuse free changed the allocator");
         check("misuse");

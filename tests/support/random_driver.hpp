@@ -2,6 +2,11 @@
 // must hold whatever the policy: blocks are aligned, disjoint and as large as asked; frees
 // succeed; failures are normal (typed) failures; check_invariants() passes. Returns the
 // addresses handed out (0 for failures), so sequences can be compared across compositions.
+//
+// Frees go by the reference allocate returned or by address (free_by); by default the
+// first half of the steps frees by reference, so the address map is never built, and the
+// second half alternates, so that the first free by address builds the map while blocks
+// are live and references are then freed through it.
 #pragma once
 
 #include "engine/results.hpp"
@@ -16,6 +21,7 @@
 namespace fraglab::testing {
 
 enum class size_shape { small, log_uniform, bimodal };
+enum class free_by { reference, address, reference_then_both };
 
 struct sequence_spec {
   std::uint64_t seed = 1;
@@ -24,13 +30,14 @@ struct sequence_spec {
   unsigned aligned_percent = 0;  // share of requests with an alignment above the granule
   unsigned streams = 1;
   unsigned alloc_percent = 55;
+  free_by frees = free_by::reference_then_both;
 };
 
 inline std::string describe(sequence_spec const& s)
 {
   return "seed=" + std::to_string(s.seed) + " steps=" + std::to_string(s.steps) +
          " shape=" + std::to_string(static_cast<int>(s.shape)) + " aligned%=" + std::to_string(s.aligned_percent) +
-         " streams=" + std::to_string(s.streams);
+         " streams=" + std::to_string(s.streams) + " free_by=" + std::to_string(static_cast<int>(s.frees));
 }
 
 template <class A>
@@ -38,8 +45,12 @@ std::vector<std::uintptr_t> drive(A& a, sequence_spec const& s, bool check_every
 {
   gen::rng r(s.seed);
   struct live_block {
-    std::uintptr_t address;
+    block_ref block;
     std::size_t size;
+  };
+  auto free_block = [&](block_ref b, int step) {
+    bool const by_address = s.frees == free_by::address || (s.frees == free_by::reference_then_both && step >= s.steps / 2 && step % 2 == 0);
+    return by_address ? a.deallocate(b.address) : a.deallocate(b);
   };
   std::vector<live_block> live;
   std::map<std::uintptr_t, std::uintptr_t> ranges;  // start -> end of every live block
@@ -68,14 +79,14 @@ std::vector<std::uintptr_t> drive(A& a, sequence_spec const& s, bool check_every
           EXPECT_LE(std::prev(next)->second, got.address) << "overlaps the previous live block";
         }
         ranges.emplace(got.address, got.address + got.size);
-        live.push_back({got.address, got.size});
+        live.push_back({got.block(), got.size});
       } else {
         EXPECT_FALSE(is_misuse(got.status)) << to_string(got.status);
       }
     } else {
       std::size_t const i = r.uniform(0, live.size() - 1);
-      EXPECT_EQ(a.deallocate(live[i].address), free_status::ok);
-      ranges.erase(live[i].address);
+      EXPECT_EQ(free_block(live[i].block, step), free_status::ok);
+      ranges.erase(live[i].block.address);
       live[i] = live.back();
       live.pop_back();
     }
@@ -88,7 +99,7 @@ std::vector<std::uintptr_t> drive(A& a, sequence_spec const& s, bool check_every
     }
     if (::testing::Test::HasFailure()) return decisions;
   }
-  for (auto const& b : live) EXPECT_EQ(a.deallocate(b.address), free_status::ok);
+  for (auto const& b : live) EXPECT_EQ(free_block(b.block, s.steps), free_status::ok);
   EXPECT_EQ(a.check_invariants(), "") << describe(s);
   auto const st = a.stats();
   EXPECT_EQ(st.live_bytes, 0u);
