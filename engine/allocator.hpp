@@ -221,12 +221,18 @@ class allocator {
   }
 
   // From now on every live chunk is in the address map: the ones live now are entered,
-  // and enter_live() enters the rest.
+  // and enter_live() enters the rest. If memory runs out on the way, the map is emptied
+  // again, so that the next free by address starts over.
   FRAGLAB_COLD void map_addresses()
   {
-    for (region const* r : regions_)
-      for (chunk* c = r->first; c != nullptr; c = c->next)
-        if (c->in_use()) live_.insert(*c);
+    try {
+      for (region const* r : regions_)
+        for (chunk* c = r->first; c != nullptr; c = c->next)
+          if (c->in_use()) live_.insert(*c);
+    } catch (...) {
+      live_.clear();
+      throw;
+    }
     addresses_mapped_ = true;
   }
 

@@ -32,8 +32,8 @@ struct allocator_stats {
   std::size_t peak_regions = 0;
   std::size_t largest_chunk_allocated = 0;  // TF's largest_alloc_size
 
-  std::size_t live_chunks = 0;
-  std::size_t free_chunks = 0;
+  std::size_t live_chunks = 0;  // counted as blocks come and go (counters() has it too)
+  std::size_t free_chunks = 0;  // this and the rest: filled in by stats()
   std::size_t regions = 0;
   std::size_t largest_free_bytes = 0;
 
