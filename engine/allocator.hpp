@@ -148,10 +148,7 @@ class allocator {
     if (address == 0) return free_status::ok;
     if (!addresses_mapped_) [[unlikely]] map_addresses();
     chunk* c = live_.extract(address);
-    if (c == nullptr) {
-      ++stats_.misuses;
-      return diagnose(address);
-    }
+    if (c == nullptr) return diagnosed_misuse(address);
     return release_block(c);
   }
 
@@ -162,12 +159,9 @@ class allocator {
   {
     if (b.record == nullptr) return deallocate(b.address);
     chunk* const c = static_cast<chunk*>(b.record);
-    if (addresses_mapped_) [[unlikely]] {
-      if (live_.find(b.address) != c) return misused_reference(b.address);
-      (void)live_.extract(b.address);
-    } else if (!c->in_use() || c->address != b.address) [[unlikely]] {
-      return misused_reference(b.address);
-    }
+    if (!c->in_use() || c->address != b.address) [[unlikely]] return misused_reference(b.address);
+    // Live at its address, so the map (where built) holds it there: one lookup, to take it out.
+    if (addresses_mapped_) [[unlikely]] (void)live_.extract(b.address);
     return release_block(c);
   }
 
@@ -215,9 +209,15 @@ class allocator {
   // freed before; outside every region, its region was given back.
   FRAGLAB_COLD free_status misused_reference(std::uintptr_t address)
   {
-    ++stats_.misuses;
-    free_status const s = diagnose(address);
+    free_status const s = diagnosed_misuse(address);
     return s == free_status::interior_pointer ? free_status::double_free : s;
+  }
+
+  // A free of an address no live block starts at: counted, and said what it is.
+  FRAGLAB_COLD free_status diagnosed_misuse(std::uintptr_t address) noexcept
+  {
+    ++stats_.misuses;
+    return diagnose(address);
   }
 
   // From now on every live chunk is in the address map: the ones live now are entered,

@@ -114,8 +114,7 @@ enum class slot_state : std::uint8_t { empty, live, failed };
 // One record per trace slot: its block (address, and the allocator's record of it where it
 // keeps one) and whether it is live.
 struct slot {
-  std::uintptr_t address = 0;
-  void* record = nullptr;
+  block_ref block;
   slot_state state = slot_state::empty;
 };
 
@@ -126,9 +125,9 @@ template <class Alloc>
 void free_block(Alloc& a, slot const& s)
 {
   if constexpr (requires { a.deallocate(block_ref{}); }) {
-    a.deallocate(block_ref{s.address, s.record});
+    a.deallocate(s.block);
   } else {
-    a.deallocate(s.address);
+    a.deallocate(s.block.address);
   }
 }
 
@@ -159,7 +158,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
           if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
           if constexpr (Observe) ++r.duplicate_allocs;
         } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
-          s = {got.address, got.record, slot_state::live};
+          s = {got.block(), slot_state::live};
         } else {
           s.state = slot_state::failed;
           ++totals.failed;
