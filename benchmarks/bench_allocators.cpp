@@ -1,12 +1,14 @@
 // The allocator benchmark suite (Google Benchmark): every subject runs through the replay
 // loop of `fraglab replay` (experiments/replay/replay.hpp), over events parsed beforehand.
 //
-//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--backend B] [--malloc] [--floor]
-//                    [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
+//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--backend B] [--free-by F] [--malloc]
+//                    [--floor] [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
 //                    [--iterations N] [TRACE...]
 //
 // Subjects: fraglab policies over the host backend (real memory, as a program would use
-// them) or another backend (--backend cuda: device memory), the process's malloc (--malloc:
+// them) or another backend (--backend cuda: device memory), freed by the reference their
+// allocation returned, as `fraglab replay` frees, or by address (--free-by address: named
+// POLICY@address), as a program plugged in by pointer frees, the process's malloc (--malloc:
 // glibc, or whichever allocator LD_PRELOAD put in front of it), the bump allocator that
 // never reuses memory (--floor), and CUDA's cudaMalloc and cudaMallocAsync
 // (--cuda-baselines; the context names the device).
@@ -39,6 +41,7 @@ namespace po = boost::program_options;
 struct options {
   std::vector<std::string> policies, traces, patterns;
   std::string backend = "host";
+  free_by frees = free_by::reference;
   std::vector<std::size_t> live;
   std::size_t scan_live_max = 100'000;
   std::uint64_t pattern_events = 1 << 19;
@@ -60,12 +63,14 @@ std::vector<std::string> split_commas(std::string const& s)
 options parse(int argc, char** argv)
 {
   options o;
-  std::string policies, patterns, live;
+  std::string policies, patterns, live, frees;
   po::options_description named("bench_allocators options (Google Benchmark's --benchmark_* flags also apply)");
   named.add_options()
       ("help,h", "this help")
       ("policies", po::value(&policies)->default_value(default_policies), "fraglab policies, comma-separated, or none")
       ("backend", po::value(&o.backend)->default_value(o.backend), "the policies' backend: host, or cuda, cuda_async, cuda_vmm")
+      ("free-by", po::value(&frees)->default_value("reference"),
+       "how the policies' blocks are freed: reference (as fraglab replay frees) or address (as a program plugged in by pointer)")
       ("cuda-baselines", po::bool_switch(&o.with_cuda), "also cudaMalloc and cudaMallocAsync (needs a device)")
       ("malloc", po::bool_switch(&o.with_malloc), "also the process's malloc (glibc, or what LD_PRELOAD provides)")
       ("floor", po::bool_switch(&o.with_floor), "also the bump allocator that never reuses memory")
@@ -91,6 +96,9 @@ options parse(int argc, char** argv)
     std::cout << "usage: bench_allocators [options] [TRACE...]\n" << named;
     std::exit(0);
   }
+  auto const parsed_frees = parse_free_by(frees);
+  if (!parsed_frees) throw std::invalid_argument("--free-by: expected reference or address, got '" + frees + "'");
+  o.frees = *parsed_frees;
   o.policies = split_commas(policies);
   o.patterns = split_commas(patterns);
   for (auto const& n : split_commas(live)) {
@@ -105,7 +113,7 @@ options parse(int argc, char** argv)
 std::vector<subject> subjects(options const& o)
 {
   std::vector<subject> out;
-  for (auto const& name : o.policies) out.push_back(policy_subject(name, o.backend));
+  for (auto const& name : o.policies) out.push_back(policy_subject(name, o.backend, o.frees));
   if (o.with_malloc) out.push_back(malloc_subject());
   if (o.with_floor) out.push_back(floor_subject());
   if (o.with_cuda) {

@@ -8,7 +8,7 @@
 
 namespace fraglab::bench {
 
-subject policy_subject(std::string const& name, std::string const& backend)
+subject policy_subject(std::string const& name, std::string const& backend, free_by frees)
 {
   std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{backend});
   // Policies defined as a scan: the classic lists, and seg_best, whose exact best fit scans
@@ -16,7 +16,8 @@ subject policy_subject(std::string const& name, std::string const& backend)
   // alone would take hours at 1e6).
   bool const scans = name.starts_with("list_") || name == "first_fit_lifo" || name == "first_fit_fifo" ||
                      name == "seg_best";
-  return {name, [c](trace::trace const& t) { return c->runner(t); }, scans};
+  return {frees == free_by::address ? name + "@address" : name, [c, frees](trace::trace const& t) { return c->runner(t, frees); },
+          scans};
 }
 
 subject malloc_subject()

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "experiments/replay/pass_runner.hpp"
+#include "experiments/replay/replay_result.hpp"
 #include "experiments/trace/trace.hpp"
 
 #include <functional>
@@ -14,13 +15,15 @@
 namespace fraglab::bench {
 
 struct subject {
-  std::string name;  // the policy's name, glibc/jemalloc/mimalloc/tcmalloc, or bump
+  std::string name;  // the policy's name (with @address when freed by address), glibc/jemalloc/mimalloc/tcmalloc, or bump
   std::function<std::unique_ptr<pass_runner>(trace::trace const&)> runner;
   bool scans = false;  // a classic list policy: its cost grows with the free list by definition
 };
 
+// A fraglab policy, freed by the reference its allocation returned (as `fraglab replay`
+// frees) or by address (as a program plugged in by pointer frees; named NAME@address).
 // Throws std::invalid_argument on an unknown name or backend.
-subject policy_subject(std::string const& name, std::string const& backend = "host");
+subject policy_subject(std::string const& name, std::string const& backend = "host", free_by frees = free_by::reference);
 subject malloc_subject();
 subject floor_subject();
 // cudaMalloc and cudaMallocAsync; throws where there is no device or no CUDA Toolkit.

@@ -88,13 +88,20 @@ void add_timing_options(po::options_description& desc)
   desc.add_options()                                                                                      //
       ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
       ("warm", "time the runs on one allocator kept warm after the metrics pass (records, address map and "
-               "regions grown, as in bench_allocators), not each on a fresh allocator");
+               "regions grown, as in bench_allocators), not each on a fresh allocator")  //
+      ("free-by", po::value<std::string>()->default_value("reference"),
+       "free each block by the reference its allocation returned, or by its address, as a program plugged in by "
+       "pointer does (the engine then keeps an address map; the decisions are the same)");
 }
 
 void read_timing_options(po::variables_map const& vm, replay_options& o)
 {
   o.repeats = vm["repeat"].as<unsigned>();
   o.warm = vm.count("warm") != 0;
+  std::string const frees = vm["free-by"].as<std::string>();
+  auto const by = parse_free_by(frees);
+  if (!by) throw std::invalid_argument("--free-by: expected reference or address, got '" + frees + "'");
+  o.frees = *by;
 }
 
 void add_output_options(po::options_description& desc)

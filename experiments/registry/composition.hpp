@@ -47,9 +47,9 @@ class composition {
   [[nodiscard]] virtual std::string const& name() const = 0;
   [[nodiscard]] virtual replay_result replay(trace::trace const& t, replay_options const& o) const = 0;
   [[nodiscard]] virtual std::unique_ptr<any_allocator> make() const = 0;
-  // A fresh allocator behind the replay loop instantiated for its type, for benchmarks.
-  // `t` must outlive the runner.
-  [[nodiscard]] virtual std::unique_ptr<pass_runner> runner(trace::trace const& t) const = 0;
+  // A fresh allocator behind the replay loop instantiated for its type, for benchmarks,
+  // freeing as `frees` says. `t` must outlive the runner.
+  [[nodiscard]] virtual std::unique_ptr<pass_runner> runner(trace::trace const& t, free_by frees) const = 0;
 };
 
 // A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.

@@ -68,9 +68,9 @@ class composition_of final : public composition {
     return std::make_unique<allocator_adapter<alloc_type>>(make_backend(backend_, params_), config_);
   }
 
-  std::unique_ptr<pass_runner> runner(trace::trace const& t) const override
+  std::unique_ptr<pass_runner> runner(trace::trace const& t, free_by frees) const override
   {
-    return make_pass_runner(std::make_unique<alloc_type>(make_backend(backend_, params_), config_), t);
+    return make_pass_runner(std::make_unique<alloc_type>(make_backend(backend_, params_), config_), t, frees);
   }
 
  private:

@@ -120,7 +120,8 @@ struct slot {
 
 // Frees a slot's block: by reference where the allocator takes one, so that the engine
 // looks no address up, as a malloc's free reads the header in front of the block
-// (docs/performance.md, twenty-first round); by address where it does not.
+// (docs/performance.md, twenty-first round); by address where it does not, or where the slot
+// keeps no record (free_by::address).
 template <class Alloc>
 void free_block(Alloc& a, slot const& s)
 {
@@ -150,6 +151,11 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
   std::uint64_t processed = 0;
   bool stopped = false;
   auto apply = [&](std::span<trace::event const> events) {
+    // A slot without a record is freed by its address. A mask rather than a choice, and a
+    // local of the batch: one instruction an allocation (a choice took three; a copy outside
+    // the lambda is read through a reference, which every store to a slot's byte-sized state
+    // may alias, so it was loaded again at every allocation).
+    std::uintptr_t const record_mask = o.frees == free_by::reference ? ~std::uintptr_t{0} : 0;
     for (trace::event const& e : events) {
       ++processed;
       slot& s = slots[e.slot];
@@ -158,7 +164,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
           if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
           if constexpr (Observe) ++r.duplicate_allocs;
         } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
-          s = {got.block(), slot_state::live};
+          s = {{got.address, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(got.record) & record_mask)}, slot_state::live};
         } else {
           s.state = slot_state::failed;
           ++totals.failed;

@@ -4,12 +4,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fraglab {
 
 class progress_meter;
+
+// How the replay loop frees a block: by the reference its allocation returned, so that the
+// engine looks no address up (as a malloc's free reads the header in front of the block), or
+// by its address, as a program plugged in by pointer frees (the PyTorch plug-in); the engine
+// then builds and keeps its address map (docs/performance.md, twenty-first round). The
+// decisions are the same either way; the time and the engine's memory are not.
+enum class free_by : std::uint8_t { reference, address };
+
+inline std::optional<free_by> parse_free_by(std::string_view s)
+{
+  if (s == "reference") return free_by::reference;
+  if (s == "address") return free_by::address;
+  return std::nullopt;
+}
 
 struct replay_options {
   bool strict = false;           // a free of an unknown id or a reused live id is fatal
@@ -20,6 +36,7 @@ struct replay_options {
   // a fresh allocator each. The blocks a pass leaves live are freed outside the clock.
   bool warm = false;
   bool timeseries = false;       // keep replay_result::timeseries
+  free_by frees = free_by::reference;
   progress_meter* progress = nullptr;  // told of every batch of events replayed, when set
 };
 

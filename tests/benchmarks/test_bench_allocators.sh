@@ -59,6 +59,12 @@ grep -q '"steady/list_ao_first/2000' "$work/scan.json" && fail "the scan ran pas
 check "$work/min.json" replay/tiny/tlsf/iterations:40/manual_time lifo/tlsf/1000/iterations:3/manual_time \
   || fail "--min-events: wrong pass counts"
 
+# Freed by address, a policy is named POLICY@address; the other subjects are as they were.
+"$bench" "${quick[@]}" --policies tlsf --free-by address --floor --patterns lifo --live 1000 "$work/tiny.txt" \
+  > "$work/by_address.json" || fail "--free-by address run"
+check "$work/by_address.json" replay/tiny/tlsf@address/manual_time lifo/tlsf@address/1000/manual_time \
+  replay/tiny/bump/manual_time || fail "--free-by address: wrong benchmarks"
+
 # Each preloaded allocator that is installed must be the one that is named.
 libdir=/usr/lib/x86_64-linux-gnu
 for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
@@ -71,7 +77,7 @@ for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcma
 done
 
 # Bad input: a clear message and a non-zero exit.
-for bad in "--policies no_such_policy" "--patterns zigzag" "--live 10,x" "$work/missing.txt"; do
+for bad in "--policies no_such_policy" "--patterns zigzag" "--live 10,x" "--free-by pointer" "$work/missing.txt"; do
   if "$bench" --benchmark_min_time=0.001 $bad > "$work/bad.out" 2> "$work/bad.err"; then fail "accepted: $bad"; fi
   grep -q "bench_allocators: " "$work/bad.err" || fail "no message for: $bad"
 done
@@ -81,7 +87,7 @@ if [[ $count == none ]]; then
 elif ! command -v valgrind > /dev/null; then
   echo "skipping count_instructions: valgrind is not installed"
 else
-  for subject in "--policy tf_bfc" "--floor"; do
+  for subject in "--policy tf_bfc" "--policy tf_bfc --free-by address" "--floor"; do
     valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/cg.out" \
       "$count" $subject "$work/tiny.txt" > "$work/cg.txt" 2> "$work/cg.err" || { cat "$work/cg.err"; fail "callgrind"; }
     # 5 events, and the 3 blocks they leave live freed afterwards.
@@ -103,5 +109,9 @@ else
   grep -q "exactly one" "$work/bad.err" || fail "count_instructions: no message for two subjects"
   "$count" --policy tf_bfc --warm-passes -1 "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took --warm-passes -1"
   grep -q "at least 0" "$work/bad.err" || fail "count_instructions: no message for --warm-passes -1"
+  "$count" --floor --free-by address "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took --free-by without a policy"
+  grep -q "policy only" "$work/bad.err" || fail "count_instructions: no message for --free-by without a policy"
+  "$count" --policy tlsf --free-by pointer "$work/tiny.txt" 2> "$work/bad.err" && fail "count_instructions took --free-by pointer"
+  grep -q "expected reference or address" "$work/bad.err" || fail "count_instructions: no message for --free-by pointer"
 fi
 echo "bench_allocators: all checks passed"

@@ -51,6 +51,10 @@ expect "peak reserved is reported" '[[ $reserved -gt 0 ]]'
 expect "output is identical apart from timing" 'cmp -s "$work/a" "$work/b"'
 "$fraglab" replay "$work/p.trace" -p bins_best,ao_first --repeat 2 --warm --format csv -o "$work/warm.csv"; rc=$?
 expect "replay --warm changes only the timing" '[[ $rc -eq 0 ]] && cmp -s "$work/a" <(cut -d, -f1-20 "$work/warm.csv")'
+"$fraglab" replay "$work/p.trace" -p bins_best,ao_first --repeat 2 --free-by address --format csv -o "$work/by_address.csv"; rc=$?
+expect "replay --free-by address changes only the timing" '[[ $rc -eq 0 ]] && cmp -s "$work/a" <(cut -d, -f1-20 "$work/by_address.csv")'
+out=$("$fraglab" replay "$work/p.trace" -p ao_first --free-by pointer 2>&1); rc=$?
+expect "replay --free-by refuses what it does not know" '[[ $rc -ne 0 && $out == *"--free-by: expected reference or address, got '"'"'pointer'"'"'"* ]]'
 
 out=$("$fraglab" replay "$work/p.trace" -p tree_best)
 expect "table output names the metrics" '[[ $out == *peak_live_bytes* && $out == *peak_reserved_bytes* ]]'

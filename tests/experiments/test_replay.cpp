@@ -1,5 +1,6 @@
 // Replay semantics and metrics on traces whose numbers are worked out by hand.
 #include "experiments/registry/composition.hpp"
+#include "experiments/replay/pass_runner_of.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/native_text.hpp"
@@ -233,6 +234,72 @@ TEST(Replay, WarmTimingReusesTheMetricsPassAllocatorAndFreesWhatEachPassLeftLive
   (void)replay_with(true, 0, untimed);
   ASSERT_EQ(untimed.ends.size(), 1u);
   EXPECT_EQ(untimed.ends[0].live_bytes, 250u);
+}
+
+// The engine's allocator, counting the frees that name a record and those that give an
+// address alone.
+class free_counting_allocator {
+ public:
+  using alloc = testing::alloc_t<policy<tree_index, best_fit>>;
+
+  allocation allocate(std::size_t size, std::size_t alignment, stream_id stream)
+  {
+    return inner_.allocate(size, alignment, stream);
+  }
+  free_status deallocate(block_ref b)
+  {
+    ++(b.record != nullptr ? by_reference : by_address);
+    return inner_.deallocate(b);
+  }
+  free_status deallocate(std::uintptr_t address)
+  {
+    ++by_address;
+    return inner_.deallocate(address);
+  }
+
+  std::uint64_t by_reference = 0, by_address = 0;
+
+ private:
+  alloc inner_{simulated_backend{}, alloc::config{}};
+};
+
+TEST(Replay, BenchmarkPassesFreeByReferenceOrByAddressAsAsked)
+{
+  // Two frees in the trace and two blocks left live, freed after each pass.
+  trace::trace const t = parse("a 1 100\na 2 200\nf 1\na 3 50\nf 2\na 4 70\n");
+  for (free_by const frees : {free_by::reference, free_by::address}) {
+    auto a = std::make_unique<free_counting_allocator>();
+    free_counting_allocator const& seen = *a;
+    auto runner = make_pass_runner(std::move(a), t, frees);
+    for (int pass = 1; pass <= 2; ++pass) {
+      pass_timing const p = runner->run();
+      EXPECT_EQ(p.leftover_frees, 2u);
+      std::uint64_t const freed = 4u * static_cast<std::uint64_t>(pass);
+      EXPECT_EQ(seen.by_reference, frees == free_by::reference ? freed : 0u);
+      EXPECT_EQ(seen.by_address, frees == free_by::address ? freed : 0u);
+    }
+  }
+}
+
+TEST(Replay, FreeingByAddressDecidesAsFreeingByReference)
+{
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += "a " + std::to_string(i) + " " + std::to_string(16 + (i * 37) % 3000) + "\n";
+    if (i % 3 == 2) text += "f " + std::to_string(i - 1) + "\n";
+  }
+  for (char const* spec : {"tf_bfc", "tlsf", "best_fit", "ao_first"}) {
+    replay_options by_address;
+    by_address.frees = free_by::address;
+    replay_result const a = run(spec, text, {"simulated"});
+    replay_result const b = run(spec, text, {"simulated"}, by_address);
+    EXPECT_EQ(a.frees, b.frees) << spec;
+    EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes) << spec;
+    EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes) << spec;
+    EXPECT_EQ(a.frag1, b.frag1) << spec;
+    EXPECT_EQ(a.ext_frag_at_peak, b.ext_frag_at_peak) << spec;
+    EXPECT_EQ(a.index_steps_per_op, b.index_steps_per_op) << spec;
+  }
 }
 
 }  // namespace
