@@ -15,6 +15,9 @@ through the replay loop of `fraglab replay` over events parsed beforehand:
             1e6 live blocks (benchmarks/alloc_patterns.hpp)
   callgrind instructions per operation of every subject on one trace (scp, or the smallest
             traced program in quick runs): a cost that machine noise cannot blur
+  by address the replays and the instruction counts again for the presets a program plugs in,
+            freed by address as a program plugged in by pointer frees (POLICY@address); the
+            others free by the reference their allocation returned, as `fraglab replay` does
 
 Each general-purpose allocator is loaded the way it is deployed under an unmodified
 program, with LD_PRELOAD, and the benchmark names the library that actually served malloc.
@@ -48,6 +51,10 @@ POLICIES = ["tf_bfc", "pytorch_caching", "tlsf", "dlmalloc", "best_fit", "first_
             "seg_best", "buddy"]
 SCAN = "list_ao_first"  # the classic address-ordered list, a scan by definition: patterns only
 TARGETS = ["tf_bfc", "best_fit", "tlsf", "first_fit"]  # within 3x of the fastest general-purpose allocator
+# Also freed by address, as a program plugged in by pointer frees them (the PyTorch plug-in):
+# the presets a program plugs in, paying for the engine's address map (docs/performance.md,
+# twenty-first and twenty-second rounds).
+BY_ADDRESS = ["pytorch_caching", "tf_bfc", "tlsf"]
 LIVE = [1000, 10000, 100000, 1000000]
 # The scans (SCAN, seg_best) stop here: at 1e5 live blocks one steady-state allocation of the
 # address-ordered list walks about 1e5 holes, about 1 ms, and a pattern's 2^19 events take
@@ -156,7 +163,7 @@ def main(argv):
         # its own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output
         # this script reads, with the same page faults and system calls). `policies` and the
         # floor share another process.
-        def measure_all(subject_args, policies):
+        def measure_all(subject_args, policies, by_address=()):
             measured_now = {}
             for name, library in GENERAL_PURPOSE:
                 measured = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library),
@@ -165,6 +172,9 @@ def main(argv):
                 measured_now |= measured
             measured_now |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + subject_args,
                                   preload_env(None), scratch)
+            if by_address:
+                measured_now |= bench(bench_bin, ["--policies", ",".join(by_address), "--free-by", "address"] +
+                                      subject_args, preload_env(None), scratch)
             return measured_now
 
         # Replays: every round takes the traces one at a time and measures every subject on a
@@ -175,7 +185,7 @@ def main(argv):
         rounds = args.rounds
         for r in range(rounds):
             for path in paths:
-                for key, row in measure_all(["--patterns", "none"] + iterations + [path], POLICIES).items():
+                for key, row in measure_all(["--patterns", "none"] + iterations + [path], POLICIES, BY_ADDRESS).items():
                     if key not in results or row["ns_per_op"] < results[key]["ns_per_op"]:
                         results[key] = row
             print(f"speed_table.py: replays, round {r + 1} of {rounds} measured", file=sys.stderr)
@@ -191,10 +201,14 @@ def main(argv):
                                                               scratch)))
         for p in POLICIES:
             cg.append((p, "fraglab", instructions(count_bin, ["--policy", p], cg_trace, preload_env(None), scratch)))
+        for p in BY_ADDRESS:
+            cg.append((f"{p}@address", "fraglab freed by address",
+                       instructions(count_bin, ["--policy", p, "--free-by", "address"], cg_trace, preload_env(None),
+                                    scratch)))
         cg.append(("bump", "floor", instructions(count_bin, ["--floor"], cg_trace, preload_env(None), scratch)))
 
     subjects = [(p, "fraglab") for p in POLICIES] + [(n, "general-purpose") for n, _ in GENERAL_PURPOSE] + \
-        [("bump", "floor")]
+        [("bump", "floor")] + [(f"{p}@address", "fraglab freed by address") for p in BY_ADDRESS]
     replay_rows = []
     summary = {}  # trace -> {subject: ns/op}
     for family, trace, _ in traces:
@@ -225,8 +239,10 @@ def main(argv):
     figures(args.out_dir, pattern_columns, pattern_rows,
             [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
 
-    names = [s for s, _ in subjects]
+    names = [s for s, kind in subjects if kind != "fraglab freed by address"]
     table = [[t, fam] + [fmt(ns[s]) for s in names] for t, (fam, ns, _) in summary.items()]
+    by_address = [[t] + [f"{fmt(ns[p + '@address'])} ({ns[p + '@address'] / ns[p]:.2f}x)" for p in BY_ADDRESS] +
+                  [fmt(ns[p + "@address"] / fastest, 2) for p in BY_ADDRESS] for t, (_, ns, fastest) in summary.items()]
     ratios = [[t] + [fmt(ns[s] / fastest, 2) for s in POLICIES] + [fmt(fastest)]
               for t, (_, ns, fastest) in summary.items()]
     real = [t for t, (fam, _, _) in summary.items() if fam in ("host", "program")]
@@ -238,7 +254,7 @@ def main(argv):
          "warm-up pass (in a full run, at least a million timed events per benchmark); fraglab's policies "
          "run over the host backend and are freed by the reference their allocation returned, as `fraglab replay` "
          "frees them (no address lookup; a program that frees by pointer pays for the address map, docs/performance.md, "
-         "twenty-first round); glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
+         "twenty-first round, and the section freed by address below); glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
          "never reuses memory and is the floor of the harness itself. "
          + (f"Each replay is the minimum of {args.rounds} rounds; a round" if args.rounds > 1 else "The one round")
          + " measures every subject on one trace before it moves to the next, so that a trace's ratios compare "
@@ -252,6 +268,13 @@ def main(argv):
         [f"- pytorch_caching on the PyTorch snapshots: " +
          ", ".join(f"{t} {summary[t][1]['pytorch_caching']:.1f} ns/op" for t in snapshots) + " (target 50)"
          if snapshots else "- no PyTorch snapshots here"],
+        ["## Freed by address", "",
+         "A program plugged in by pointer (the PyTorch plug-in) frees by address, and the engine then keeps an "
+         "address map; the same presets, measured in the same rounds, freed that way. ns/op freed by address "
+         "(and its ratio to the same preset freed by reference), then the ratio to the fastest general-purpose "
+         "allocator.", ""] +
+        markdown_table(["trace"] + [f"{p} ns/op" for p in BY_ADDRESS] + [f"{p} ratio" for p in BY_ADDRESS],
+                       by_address),
         [f"## Instructions per operation under callgrind ({cg_rows[0][2]})", "",
          "One pass after a warm-up pass; operations are the trace's events and the frees of the blocks it "
          "leaves live. Deterministic for a given build: a regression shows here whatever the machine's noise.",

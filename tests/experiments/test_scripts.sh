@@ -66,16 +66,19 @@ expect "speed.md says how many rounds each replay is the minimum of" 'grep -q "m
 expect "speed.csv has provenance and the table's columns" \
   'provenance_ok "$work/out/speed.csv" "family,trace,subject,kind,events,ns_per_op,ratio_to_fastest_general_purpose,ratio_to_floor,failed_allocs"'
 # 6 traced programs and 5 generated workloads, each under 10 policies, 4 general-purpose
-# allocators and the floor.
-expect "speed.csv: 15 subjects x 11 traces" '[[ $(grep -vc "^#" "$work/out/speed.csv") -eq 166 ]]'
+# allocators, the floor, and 3 policies freed by address.
+expect "speed.csv: 18 subjects x 11 traces" '[[ $(grep -vc "^#" "$work/out/speed.csv") -eq 199 ]]'
+expect "speed.csv measures the policies freed by address on every trace" \
+  '[[ $(grep -c ",tlsf@address,fraglab freed by address," "$work/out/speed.csv") -eq 11 ]]'
+expect "speed.md has the table freed by address" 'grep -q "^## Freed by address" "$work/out/speed.md"'
 for a in glibc jemalloc mimalloc tcmalloc; do
   expect "speed.csv measures $a on every trace" '[[ $(grep -c ",$a,general-purpose," "$work/out/speed.csv") -eq 11 ]]'
 done
 expect "every subject's ratio to the floor is at least 1 (the floor is the cheapest)" \
   '[[ $(grep -v -e "^#" -e "^family," "$work/out/speed.csv" | awk -F, '"'"'$8 + 0 < 0.5'"'"' | wc -l) -eq 0 ]]'
 expect "speed_patterns.csv: 3 patterns x 2 sizes x 16 subjects" '[[ $(grep -vc "^#" "$work/out/speed_patterns.csv") -eq 97 ]]'
-expect "speed_instructions.csv: 15 subjects with positive counts" \
-  '[[ $(grep -v -e "^#" -e "^subject," "$work/out/speed_instructions.csv" | awk -F, '"'"'$5 + 0 > 0'"'"' | wc -l) -eq 15 ]]'
+expect "speed_instructions.csv: 18 subjects with positive counts" \
+  '[[ $(grep -v -e "^#" -e "^subject," "$work/out/speed_instructions.csv" | awk -F, '"'"'$5 + 0 > 0'"'"' | wc -l) -eq 18 ]]'
 expect "speed.md states the targets" 'grep -q "^## Targets" "$work/out/speed.md"'
 expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg"'
 
