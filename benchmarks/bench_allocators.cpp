@@ -96,9 +96,7 @@ options parse(int argc, char** argv)
     std::cout << "usage: bench_allocators [options] [TRACE...]\n" << named;
     std::exit(0);
   }
-  auto const parsed_frees = parse_free_by(frees);
-  if (!parsed_frees) throw std::invalid_argument("--free-by: expected reference or address, got '" + frees + "'");
-  o.frees = *parsed_frees;
+  o.frees = parse_free_by(frees);
   o.policies = split_commas(policies);
   o.patterns = split_commas(patterns);
   for (auto const& n : split_commas(live)) {

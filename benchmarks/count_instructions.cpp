@@ -51,10 +51,9 @@ int main(int argc, char** argv)
     if (policy.empty() + !with_malloc + !with_floor != 2)
       throw std::invalid_argument("give exactly one of --policy, --malloc and --floor");
     if (warm_passes < 0) throw std::invalid_argument("--warm-passes: expected a count of at least 0");
-    auto const by = fraglab::parse_free_by(frees);
-    if (!by) throw std::invalid_argument("--free-by: expected reference or address, got '" + frees + "'");
+    fraglab::free_by const by = fraglab::parse_free_by(frees);
     if (policy.empty() && !vm["free-by"].defaulted()) throw std::invalid_argument("--free-by applies to --policy only");
-    subject const s = with_malloc ? malloc_subject() : with_floor ? floor_subject() : policy_subject(policy, "host", *by);
+    subject const s = with_malloc ? malloc_subject() : with_floor ? floor_subject() : policy_subject(policy, "host", by);
     auto const t = load_in_memory(trace_path);
     auto runner = s.runner(t);
     for (int i = 0; i < warm_passes; ++i) (void)runner->run();

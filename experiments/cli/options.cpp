@@ -98,10 +98,7 @@ void read_timing_options(po::variables_map const& vm, replay_options& o)
 {
   o.repeats = vm["repeat"].as<unsigned>();
   o.warm = vm.count("warm") != 0;
-  std::string const frees = vm["free-by"].as<std::string>();
-  auto const by = parse_free_by(frees);
-  if (!by) throw std::invalid_argument("--free-by: expected reference or address, got '" + frees + "'");
-  o.frees = *by;
+  o.frees = parse_free_by(vm["free-by"].as<std::string>());
 }
 
 void add_output_options(po::options_description& desc)

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +20,12 @@ class progress_meter;
 // decisions are the same either way; the time and the engine's memory are not.
 enum class free_by : std::uint8_t { reference, address };
 
-inline std::optional<free_by> parse_free_by(std::string_view s)
+// The value of a command's --free-by option; throws std::invalid_argument saying what it takes.
+inline free_by parse_free_by(std::string_view text)
 {
-  if (s == "reference") return free_by::reference;
-  if (s == "address") return free_by::address;
-  return std::nullopt;
+  if (text == "reference") return free_by::reference;
+  if (text == "address") return free_by::address;
+  throw std::invalid_argument("--free-by: expected reference or address, got '" + std::string(text) + "'");
 }
 
 struct replay_options {
