@@ -3,9 +3,12 @@
 // instead of the classic O(n) list scan, while choosing exactly the same chunk.
 //
 // The augmentation is the "interval tree" technique of Cormen et al. (CLRS 14.2). The tree
-// is a treap (Seidel & Aragon 1996) whose priorities are a hash of the chunk's address when
-// it is inserted: expected O(log n) depth, and the same shape on every machine for the same
-// sequence of operations. Written by hand because Boost.Intrusive's trees rebalance without
+// is a treap (Seidel & Aragon 1996) whose priorities are a hash of the chunk's place when it
+// is inserted, its region's creation order and its offset there: expected O(log n) depth,
+// and a shape that depends on the set of free chunks alone, neither on the order they came
+// in nor on where the backend put the regions (a hash of the address itself made the shape,
+// and so the instructions counted, follow the OS's placement: docs/performance.md,
+// twenty-second round). Written by hand because Boost.Intrusive's trees rebalance without
 // a hook that could keep a subtree maximum up to date.
 //
 // Splitting and merging leave a free chunk where it was in address order, so the engine
@@ -55,7 +58,7 @@ struct address_ordered_tree_index {
       auto& h = c.free_hook;
       h.left = h.right = nullptr;
       h.subtree_max = c.size;
-      h.priority = detail::mix64(c.address);
+      h.priority = priority_of(c);
       Chunk* parent = nullptr;
       Chunk** link = &root_;
       while (*link != nullptr) {
@@ -153,6 +156,12 @@ struct address_ordered_tree_index {
     }
 
    private:
+    static std::uint64_t priority_of(Chunk const& c) noexcept
+    {
+      auto const* r = c.region();
+      return detail::mix64((c.address - r->base) ^ (std::uint64_t{r->serial} << 40));
+    }
+
     static std::size_t max_of(Chunk const* c) noexcept { return c == nullptr ? 0 : c->free_hook.subtree_max; }
 
     static void update(Chunk& c) noexcept
