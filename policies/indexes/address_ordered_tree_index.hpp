@@ -4,11 +4,11 @@
 //
 // The augmentation is the "interval tree" technique of Cormen et al. (CLRS 14.2). The tree
 // is a treap (Seidel & Aragon 1996) whose priorities are a hash of the chunk's place when it
-// is inserted, its region's creation order and its offset there: expected O(log n) depth,
-// and a shape that depends on the set of free chunks alone, neither on the order they came
-// in nor on where the backend put the regions (a hash of the address itself made the shape,
-// and so the instructions counted, follow the OS's placement: docs/performance.md,
-// twenty-second round). Written by hand because Boost.Intrusive's trees rebalance without
+// is inserted, its region's creation order and its offset there: expected O(log n) depth;
+// a set of chunks inserted makes one shape in any order; and the same sequence of operations
+// makes the same shape wherever the backend put the regions (a hash of the address itself
+// made the shape, and so the steps and instructions counted, follow the OS's placement,
+// which changes from run to run: docs/performance.md, twenty-second round). Written by hand because Boost.Intrusive's trees rebalance without
 // a hook that could keep a subtree maximum up to date.
 //
 // Splitting and merging leave a free chunk where it was in address order, so the engine
@@ -156,6 +156,8 @@ struct address_ordered_tree_index {
     }
 
    private:
+    // Offsets below 2^40 (regions up to 1 TiB) keep the creation order's bits apart; beyond,
+    // two places may share a priority, which costs balance, never order.
     static std::uint64_t priority_of(Chunk const& c) noexcept
     {
       auto const* r = c.region();
