@@ -55,6 +55,7 @@ TARGETS = ["tf_bfc", "best_fit", "tlsf", "first_fit"]  # within 3x of the fastes
 # the presets a program plugs in, paying for the engine's address map (docs/performance.md,
 # twenty-first and twenty-second rounds).
 BY_ADDRESS = ["pytorch_caching", "tf_bfc", "tlsf"]
+BY_ADDRESS_KIND = "fraglab freed by address"  # their `kind` in speed.csv and speed_instructions.csv
 LIVE = [1000, 10000, 100000, 1000000]
 # The scans (SCAN, seg_best) stop here: at 1e5 live blocks one steady-state allocation of the
 # address-ordered list walks about 1e5 holes, about 1 ms, and a pattern's 2^19 events take
@@ -202,13 +203,13 @@ def main(argv):
         for p in POLICIES:
             cg.append((p, "fraglab", instructions(count_bin, ["--policy", p], cg_trace, preload_env(None), scratch)))
         for p in BY_ADDRESS:
-            cg.append((f"{p}@address", "fraglab freed by address",
+            cg.append((f"{p}@address", BY_ADDRESS_KIND,
                        instructions(count_bin, ["--policy", p, "--free-by", "address"], cg_trace, preload_env(None),
                                     scratch)))
         cg.append(("bump", "floor", instructions(count_bin, ["--floor"], cg_trace, preload_env(None), scratch)))
 
     subjects = [(p, "fraglab") for p in POLICIES] + [(n, "general-purpose") for n, _ in GENERAL_PURPOSE] + \
-        [("bump", "floor")] + [(f"{p}@address", "fraglab freed by address") for p in BY_ADDRESS]
+        [("bump", "floor")] + [(f"{p}@address", BY_ADDRESS_KIND) for p in BY_ADDRESS]
     replay_rows = []
     summary = {}  # trace -> {subject: ns/op}
     for family, trace, _ in traces:
@@ -239,7 +240,7 @@ def main(argv):
     figures(args.out_dir, pattern_columns, pattern_rows,
             [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
 
-    names = [s for s, kind in subjects if kind != "fraglab freed by address"]
+    names = [s for s, kind in subjects if kind != BY_ADDRESS_KIND]
     table = [[t, fam] + [fmt(ns[s]) for s in names] for t, (fam, ns, _) in summary.items()]
     by_address = [[t] + [f"{fmt(ns[p + '@address'])} ({ns[p + '@address'] / ns[p]:.2f}x)" for p in BY_ADDRESS] +
                   [fmt(ns[p + "@address"] / fastest, 2) for p in BY_ADDRESS] for t, (_, ns, fastest) in summary.items()]

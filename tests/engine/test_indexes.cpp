@@ -785,10 +785,7 @@ TEST(AddressOrderedTreeIndex, IdenticalShapeForTheSameSetInAnyInsertionOrder)
   for (auto it = addrs.rbegin(); it != addrs.rend(); ++it) c2.push_back(f2.make(*it, 32 + (*it % 7) * 16));
   for (auto* c : c1) f1.ix.insert(*c);
   for (auto* c : c2) f2.ix.insert(*c);
-  std::vector<std::uintptr_t> parents1, parents2;
-  for (auto* c : c1) parents1.push_back(c->free_hook.parent ? c->free_hook.parent->address : 0);
-  for (auto it = c2.rbegin(); it != c2.rend(); ++it) parents2.push_back((*it)->free_hook.parent ? (*it)->free_hook.parent->address : 0);
-  EXPECT_EQ(parents1, parents2);
+  EXPECT_EQ(parent_offsets(c1), parent_offsets(std::vector(c2.rbegin(), c2.rend())));
 }
 
 }  // namespace
