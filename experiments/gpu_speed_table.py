@@ -17,6 +17,9 @@ each on the same event sequences:
   tf_bfc, pytorch_caching, tlsf   again over the host backend, in a table of their own: the
   (fraglab over host)             difference is the cost of the cuda backend's cudaMalloc and
                                   cudaFree where a snapshot grows or releases segments
+  tf_bfc@address, ...             the presets over both backends freed by address (--free-by
+                                  address), as the PyTorch plug-in and cudaFree free: by pointer,
+                                  through the engine's address map, not by the allocation's record
 
 ns/op is host-side time per event after a warm-up pass. Writes OUT/gpu_speed.csv and
 OUT/gpu_speed.md, which name the device.
@@ -89,6 +92,7 @@ def main(argv):
         return {k: min((r[k] for r in runs), key=lambda row: row["ns_per_op"]) for k in runs[0]}
 
     cuda_runs, host_runs, torch_runs = [], [], []
+    address_runs = {"cuda": [], "host": []}
     with tempfile.TemporaryDirectory(prefix="gpu_speed_table.") as scratch:
         for r in range(args.rounds):
             cuda_runs.append(bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
@@ -102,13 +106,19 @@ def main(argv):
                                                "none", "--iterations", str(args.iterations),
                                                "--min-events", str(args.min_events)] + list(traces.values()),
                                    preload_env(None), scratch))
+            for backend, runs in address_runs.items():
+                runs.append(bench(bench_bin, ["--backend", backend, "--free-by", "address", "--policies",
+                                              ",".join(PRESETS), "--patterns", "none", "--iterations",
+                                              str(args.iterations), "--min-events", str(args.min_events)] +
+                                  list(traces.values()), preload_env(None), scratch))
             torch_run, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
             torch_runs.append(torch_run)
             print(f"gpu_speed_table.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)
     results, host = fastest(cuda_runs), fastest(host_runs)
     torch = fastest(torch_runs) if torch_runs[0] else {}
+    by_address = {backend: fastest(runs) for backend, runs in address_runs.items()}
 
-    rows, table, host_table = [], [], []
+    rows, table, host_table, address_table = [], [], [], []
     for name in traces:
         ns = {s: results[f"replay/{name}/{s}"]["ns_per_op"] for s in PRESETS + CUDA_OWN}
         for s in PRESETS + CUDA_OWN:
@@ -121,6 +131,15 @@ def main(argv):
             rows.append([name, s, "fraglab over host", int(r["events"]), fmt(r["ns_per_op"], 1),
                          fmt(r["ns_per_op"] / ns["cudaMalloc"], 3), fmt(r["failed_allocs"], 0), ""])
         host_table.append([name] + [fmt(host[f"replay/{name}/{s}"]["ns_per_op"]) for s in PRESETS])
+        address_row = [name]
+        for backend, measured in by_address.items():
+            for s in PRESETS:
+                r = measured[f"replay/{name}/{s}@address"]
+                rows.append([name, f"{s}@address", f"fraglab over {backend}, freed by address", int(r["events"]),
+                             fmt(r["ns_per_op"], 1), fmt(r["ns_per_op"] / ns["cudaMalloc"], 3),
+                             fmt(r["failed_allocs"], 0), ""])
+                address_row.append(fmt(r["ns_per_op"]))
+        address_table.append(address_row)
         t = torch.get(name)
         if t:
             rows.append([name, "torch", "PyTorch (Python calls)", t["events"], fmt(t["ns_per_op"], 1),
@@ -141,6 +160,11 @@ def main(argv):
          "The host backend, in the same run: the difference from the table above is what acquiring and releasing "
          "regions with cudaMalloc and cudaFree costs where a snapshot grows or releases its segments.", ""] +
         markdown_table(["trace"] + PRESETS, host_table),
+        ["## Freed by address", "",
+         "The presets again, in the same run, freed by address as the PyTorch plug-in frees them (a pointer, "
+         "which the engine looks up in its address map) instead of by the record each allocation returned; "
+         "the tables above free by record.", ""] +
+        markdown_table(["trace"] + [f"{s} {backend}" for backend in by_address for s in PRESETS], address_table),
     ])
     print(f"wrote {args.out_dir}/gpu_speed.csv and gpu_speed.md ({device})", file=sys.stderr)
 
