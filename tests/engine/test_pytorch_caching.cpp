@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <map>
+#include <vector>
 
 namespace fraglab::testing {
 namespace {
@@ -85,6 +86,31 @@ TEST(PyTorchCaching, StreamsNeverShareBlocks)
   EXPECT_NE(y.address, x.address);
   EXPECT_EQ(a->stats().reserved_bytes, 4 * MiB);
   EXPECT_EQ(a->allocate(1000, 1, 7).address, x.address);
+}
+
+// Stream 0's two pools are found by the allocator's two quick checks, the other streams'
+// by a search: each way must hand each (stream, pool) back only its own blocks.
+TEST(PyTorchCaching, EveryStreamAndPoolGetsBackOnlyItsOwnBlocks)
+{
+  auto a = make();
+  constexpr stream_id streams = 6;
+  std::vector<std::uintptr_t> small, large;
+  for (stream_id s = 0; s < streams; ++s) {
+    small.push_back(a->allocate(1000, 1, s).address);
+    large.push_back(a->allocate(3 * MiB, 1, s).address);
+  }
+  EXPECT_EQ(a->pool_count(), 2 * streams);
+  EXPECT_EQ(a->stats().reserved_bytes, streams * (2 * MiB + 20 * MiB));
+  for (stream_id s = 0; s < streams; ++s) {
+    a->deallocate(small[s]);
+    a->deallocate(large[s]);
+  }
+  for (stream_id s = streams; s-- > 0;) {
+    EXPECT_EQ(a->allocate(3 * MiB, 1, s).address, large[s]) << "stream " << s;
+    EXPECT_EQ(a->allocate(1000, 1, s).address, small[s]) << "stream " << s;
+  }
+  EXPECT_EQ(a->stats().reserved_bytes, streams * (2 * MiB + 20 * MiB));
+  EXPECT_EQ(a->check_invariants(), "");
 }
 
 TEST(PyTorchCaching, MaxSplitSizeKeepsOversizeBlocksWhole)
