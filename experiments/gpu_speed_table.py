@@ -94,23 +94,21 @@ def main(argv):
     cuda_runs, host_runs, torch_runs = [], [], []
     address_runs = {"cuda": [], "host": []}
     with tempfile.TemporaryDirectory(prefix="gpu_speed_table.") as scratch:
+        def presets(*options):
+            """bench_allocators' rows for the presets on every snapshot, with these options."""
+            return bench(bench_bin, list(options) + ["--policies", ",".join(PRESETS), "--patterns", "none",
+                                                     "--iterations", str(args.iterations), "--min-events",
+                                                     str(args.min_events)] + list(traces.values()),
+                         preload_env(None), scratch)
+
         for r in range(args.rounds):
-            cuda_runs.append(bench(bench_bin, ["--backend", "cuda", "--policies", ",".join(PRESETS), "--cuda-baselines",
-                                               "--patterns", "none", "--iterations", str(args.iterations),
-                                               "--min-events", str(args.min_events)] + list(traces.values()),
-                                   preload_env(None), scratch))
+            cuda_runs.append(presets("--backend", "cuda", "--cuda-baselines"))
             with open(os.path.join(scratch, "bench.json")) as f:
                 device = json.load(f)["context"].get("cuda_device", "unknown")
             # The same presets over host memory, on the same machine: what the cuda backend adds.
-            host_runs.append(bench(bench_bin, ["--backend", "host", "--policies", ",".join(PRESETS), "--patterns",
-                                               "none", "--iterations", str(args.iterations),
-                                               "--min-events", str(args.min_events)] + list(traces.values()),
-                                   preload_env(None), scratch))
+            host_runs.append(presets("--backend", "host"))
             for backend, runs in address_runs.items():
-                runs.append(bench(bench_bin, ["--backend", backend, "--free-by", "address", "--policies",
-                                              ",".join(PRESETS), "--patterns", "none", "--iterations",
-                                              str(args.iterations), "--min-events", str(args.min_events)] +
-                                  list(traces.values()), preload_env(None), scratch))
+                runs.append(presets("--backend", backend, "--free-by", "address"))
             torch_run, torch_version = torch_rows(traces, fraglab, scratch, args.iterations)
             torch_runs.append(torch_run)
             print(f"gpu_speed_table.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)
