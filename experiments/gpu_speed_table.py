@@ -145,7 +145,12 @@ def main(argv):
         table.append([name] + [fmt(ns[s]) for s in PRESETS + CUDA_OWN] +
                      [f"{t['ns_per_op']:.1f} ({t['python_call_ns']:.1f} in Python)" if t else "not run"])
 
-    header = provenance("gpu_speed_table.py", argv, [("device", device), ("pytorch", torch_version or "not run")] + inputs)
+    # A pack (experiments/device/pack_prebuilt.sh) names the commit its programs were built
+    # at, which can differ from the checkout's.
+    packed = os.path.join(args.build, "commit")
+    binaries = f"prebuilt at commit {open(packed).read().strip()}" if os.path.exists(packed) else f"built in {args.build}"
+    header = provenance("gpu_speed_table.py", argv, [("device", device), ("binaries", binaries),
+                                                      ("pytorch", torch_version or "not run")] + inputs)
     columns = ["trace", "subject", "kind", "events", "ns_per_op", "ratio_to_cudaMalloc", "failed_allocs", "python_call_ns"]
     os.makedirs(args.out_dir, exist_ok=True)
     write_csv(os.path.join(args.out_dir, "gpu_speed.csv"), header, columns, rows)

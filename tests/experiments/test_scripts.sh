@@ -124,6 +124,7 @@ expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
 mkdir -p "$work/gpubuild/benchmarks" "$work/gpubuild/experiments"
 ln -s "$fraglab" "$work/gpubuild/experiments/fraglab"
 ln -s "$root/tests/experiments/cuda_bench_stand_in.py" "$work/gpubuild/benchmarks/bench_allocators"
+echo 0123abc > "$work/gpubuild/commit"  # as in a pack (experiments/device/pack_prebuilt.sh)
 REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/gpu_speed_table.py" --build "$work/gpubuild" \
   --out-dir "$work/gpuspeed" --rounds 1 --iterations 1 --min-events 2000 2> "$work/gpuspeed.err"
 expect "gpu_speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/gpuspeed.err"; false; }'
@@ -133,8 +134,9 @@ expect "gpu_speed.csv: 5 subjects over cuda, 3 over host, 6 freed by address, pe
    [[ $(grep -vc -e "^#" -e "^trace," "$work/gpuspeed/gpu_speed.csv") -eq $((14 * snapshots)) &&
       $(grep -c ",tlsf@address,\"fraglab over cuda, freed by address\"," "$work/gpuspeed/gpu_speed.csv") -eq $snapshots &&
       $(grep -c ",pytorch_caching@address,\"fraglab over host, freed by address\"," "$work/gpuspeed/gpu_speed.csv") -eq $snapshots ]]'
-expect "gpu_speed.md names the device and has the freed-by-address section" \
+expect "gpu_speed.md names the device, the pack's commit, and has the freed-by-address section" \
   'grep -q "^# GPU speed on stand-in device" "$work/gpuspeed/gpu_speed.md" &&
+   grep -q "^- binaries: .prebuilt at commit 0123abc." "$work/gpuspeed/gpu_speed.md" &&
    grep -q "^| trace | tf_bfc cuda | pytorch_caching cuda | tlsf cuda | tf_bfc host | pytorch_caching host | tlsf host |" "$work/gpuspeed/gpu_speed.md" &&
    [[ $(sed -n "/^## Freed by address/,\$p" "$work/gpuspeed/gpu_speed.md" | grep -c "^| cs336") -eq 2 ]]'
 
