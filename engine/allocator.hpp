@@ -428,7 +428,7 @@ class allocator {
 
   FRAGLAB_COLD std::uint32_t other_pool(std::uint64_t key)
   {
-    for (std::uint32_t i = 1; i < pools_.size(); ++i)
+    for (std::uint32_t i = 2; i < pools_.size(); ++i)  // pool_for has compared the first two
       if (pools_[i]->key == key) return i;
     auto entry = std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)});
     if constexpr (requires { cfg_.pools.reservation(key); }) {

@@ -119,23 +119,22 @@ def main(argv):
     rows, table, host_table, address_table = [], [], [], []
     for name in traces:
         ns = {s: results[f"replay/{name}/{s}"]["ns_per_op"] for s in PRESETS + CUDA_OWN}
-        for s in PRESETS + CUDA_OWN:
-            r = results[f"replay/{name}/{s}"]
-            kind = "fraglab over cuda" if s in PRESETS else "CUDA"
-            rows.append([name, s, kind, int(r["events"]), fmt(ns[s], 1), fmt(ns[s] / ns["cudaMalloc"], 3),
-                         fmt(r["failed_allocs"], 0), ""])
-        for s in PRESETS:
-            r = host[f"replay/{name}/{s}"]
-            rows.append([name, s, "fraglab over host", int(r["events"]), fmt(r["ns_per_op"], 1),
+
+        def bench_row(subject, kind, r):
+            """A CSV row of one bench_allocators measurement, its ratio to this trace's cudaMalloc."""
+            rows.append([name, subject, kind, int(r["events"]), fmt(r["ns_per_op"], 1),
                          fmt(r["ns_per_op"] / ns["cudaMalloc"], 3), fmt(r["failed_allocs"], 0), ""])
+
+        for s in PRESETS + CUDA_OWN:
+            bench_row(s, "fraglab over cuda" if s in PRESETS else "CUDA", results[f"replay/{name}/{s}"])
+        for s in PRESETS:
+            bench_row(s, "fraglab over host", host[f"replay/{name}/{s}"])
         host_table.append([name] + [fmt(host[f"replay/{name}/{s}"]["ns_per_op"]) for s in PRESETS])
         address_row = [name]
         for backend, measured in by_address.items():
             for s in PRESETS:
                 r = measured[f"replay/{name}/{s}@address"]
-                rows.append([name, f"{s}@address", f"fraglab over {backend}, freed by address", int(r["events"]),
-                             fmt(r["ns_per_op"], 1), fmt(r["ns_per_op"] / ns["cudaMalloc"], 3),
-                             fmt(r["failed_allocs"], 0), ""])
+                bench_row(f"{s}@address", f"fraglab over {backend}, freed by address", r)
                 address_row.append(fmt(r["ns_per_op"]))
         address_table.append(address_row)
         t = torch.get(name)
@@ -148,7 +147,10 @@ def main(argv):
     # A pack (experiments/device/pack_prebuilt.sh) names the commit its programs were built
     # at, which can differ from the checkout's.
     packed = os.path.join(args.build, "commit")
-    binaries = f"prebuilt at commit {open(packed).read().strip()}" if os.path.exists(packed) else f"built in {args.build}"
+    binaries = f"built in {args.build}"
+    if os.path.exists(packed):
+        with open(packed) as f:
+            binaries = f"prebuilt at commit {f.read().strip()}"
     header = provenance("gpu_speed_table.py", argv, [("device", device), ("binaries", binaries),
                                                       ("pytorch", torch_version or "not run")] + inputs)
     columns = ["trace", "subject", "kind", "events", "ns_per_op", "ratio_to_cudaMalloc", "failed_allocs", "python_call_ns"]

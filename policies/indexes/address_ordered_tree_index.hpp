@@ -8,8 +8,9 @@
 // a set of chunks inserted makes one shape in any order; and the same sequence of operations
 // makes the same shape wherever the backend put the regions (a hash of the address itself
 // made the shape, and so the steps and instructions counted, follow the OS's placement,
-// which changes from run to run: docs/performance.md, twenty-second round). Written by hand because Boost.Intrusive's trees rebalance without
-// a hook that could keep a subtree maximum up to date.
+// which changes from run to run: docs/performance.md, twenty-second round). Written by
+// hand because Boost.Intrusive's trees rebalance without a hook that could keep a subtree
+// maximum up to date.
 //
 // Splitting and merging leave a free chunk where it was in address order, so the engine
 // asks for them in place (`replace`, `resized`): a split's remainder takes over the node of
