@@ -120,15 +120,18 @@ expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
   '[[ $rc -ne 0 && $err == *"steps.txt:2: expected"* && ! -e $work/gpu-bad/gpu_checks.md ]]'
 
 # The GPU speed table, with a stand-in for a GPU machine's bench_allocators (the host backend
-# under the cuda names): every subject's row, freed by record and by address, per snapshot.
+# under the cuda names): every subject's row, freed by record and by address, per snapshot:
+# the shared ones where they exist, and a three-event snapshot from the fuzz corpus always.
 mkdir -p "$work/gpubuild/benchmarks" "$work/gpubuild/experiments"
 ln -s "$fraglab" "$work/gpubuild/experiments/fraglab"
 ln -s "$root/tests/experiments/cuda_bench_stand_in.py" "$work/gpubuild/benchmarks/bench_allocators"
 echo 0123abc > "$work/gpubuild/commit"  # as in a pack (experiments/device/pack_prebuilt.sh)
+cp "$root/tests/fuzz/corpus/fuzz_pickle/snapshot_p4" "$work/tiny-snapshot.pickle"
 REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/gpu_speed_table.py" --build "$work/gpubuild" \
-  --out-dir "$work/gpuspeed" --rounds 1 --iterations 1 --min-events 2000 2> "$work/gpuspeed.err"
+  --out-dir "$work/gpuspeed" --rounds 1 --iterations 1 --min-events 2000 --snapshot "$work/tiny-snapshot.pickle" \
+  2> "$work/gpuspeed.err"
 expect "gpu_speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/gpuspeed.err"; false; }'
-snapshots=$(ls "$root/../shared/traces/pytorch/"*.pickle | wc -l)
+snapshots=$(( $(ls "$root/../shared/traces/pytorch/"*.pickle 2>/dev/null | wc -l) + 1 ))
 expect "gpu_speed.csv: 5 subjects over cuda, 3 over host, 6 freed by address, per snapshot" \
   'provenance_ok "$work/gpuspeed/gpu_speed.csv" "trace,subject,kind,events,ns_per_op,ratio_to_cudaMalloc" &&
    [[ $(grep -vc -e "^#" -e "^trace," "$work/gpuspeed/gpu_speed.csv") -eq $((14 * snapshots)) &&
@@ -138,7 +141,8 @@ expect "gpu_speed.md names the device, the pack's commit, and has the freed-by-a
   'grep -q "^# GPU speed on stand-in device" "$work/gpuspeed/gpu_speed.md" &&
    grep -q "^- binaries: .prebuilt at commit 0123abc." "$work/gpuspeed/gpu_speed.md" &&
    grep -q "^| trace | tf_bfc cuda | pytorch_caching cuda | tlsf cuda | tf_bfc host | pytorch_caching host | tlsf host |" "$work/gpuspeed/gpu_speed.md" &&
-   [[ $(sed -n "/^## Freed by address/,\$p" "$work/gpuspeed/gpu_speed.md" | grep -c "^| cs336") -eq 2 ]]'
+   [[ $(sed -n "/^## Freed by address/,\$p" "$work/gpuspeed/gpu_speed.md" | grep "^| " | grep -vc "^| trace ") -eq $snapshots ]] &&
+   grep -q "^| tiny-snapshot | " "$work/gpuspeed/gpu_speed.md"'
 
 echo "scripts: $passed passed, $failed failed"
 ((failed == 0))
