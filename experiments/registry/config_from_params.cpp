@@ -83,6 +83,14 @@ quantum_size_rule size_from_params(param_set const& p)
 
 bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
 
+fine_bins_index_params fine_bins_from_params(param_set const& p)
+{
+  fine_bins_index_params b;  // bin_base: config_from_params takes the least size unless set
+  if (p.has("bin_base")) b.bin_base = p.size("bin_base");
+  if (p.has("bin_count")) b.bin_count = p.count("bin_count");
+  return b;
+}
+
 segregated_index_params seglist_from_params(param_set const& p) { return {p.count("sli"), p.size("linear_limit")}; }
 
 void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,

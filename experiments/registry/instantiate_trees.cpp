@@ -2,6 +2,7 @@
 #include "experiments/registry/instantiations.hpp"
 #include "policies/indexes/address_ordered_tree_index.hpp"
 #include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/fine_bins_index.hpp"
 #include "policies/indexes/tree_index.hpp"
 
 #include <array>
@@ -10,8 +11,9 @@ namespace fraglab::registry_detail {
 
 std::span<instantiation const> tree_instantiations()
 {
-  static constexpr std::array<instantiation, 7> table{{
+  static constexpr std::array<instantiation, 8> table{{
       {"bins", "best", &make_composition_of<bins_index, best_fit>},
+      {"fine_bins", "best", &make_composition_of<fine_bins_index, best_fit>},
       {"bins", "worst", &make_composition_of<bins_index, worst_fit>},
       {"tree", "best", &make_composition_of<tree_index, best_fit>},
       {"tree", "worst", &make_composition_of<tree_index, worst_fit>},

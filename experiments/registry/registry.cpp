@@ -17,7 +17,7 @@ constexpr std::array<named_composition, 26> names{{
     {"first_fit_lifo", "list_lifo", "first", presets::classic::defaults, "classic first fit over a LIFO free list"},
     {"first_fit_fifo", "list_fifo", "first", presets::classic::defaults, "classic first fit over a FIFO free list"},
     {"next_fit", "ao_tree", "next", presets::classic::defaults, "classic address-ordered next fit, O(log n)"},
-    {"best_fit", "tree", "best", presets::classic::defaults, "classic best fit (lowest address on ties)"},
+    {"best_fit", "fine_bins", "best", presets::classic::defaults, "classic best fit (lowest address on ties), O(log n)"},
     {"worst_fit", "tree", "worst", presets::classic::defaults, "classic worst fit"},
     {"buddy", "tree", "best", presets::classic::buddy_defaults, "binary buddy system: power-of-two blocks, buddy-only merging"},
     {"segregated_pow2", "list_lifo", "first", presets::classic::segregated_pow2_defaults,

@@ -20,13 +20,16 @@
 // (multiples of `size_step`) holds many chunks (`address_bitmap_from`), they live in
 // address bitmaps, one per size (detail/bin_address_bitmaps.hpp), where an insert costs no
 // tree descent. The order, and so every decision, is the same either way
-// (docs/performance.md, tenth and thirteenth rounds).
+// (docs/performance.md, tenth and thirteenth rounds). Without AddressBitmaps each bin is
+// its tree alone (detail/bin_tree_only.hpp): fine_bins_index's bins, whose sizes a bitmap
+// each would map too much memory.
 #pragma once
 
 #include "engine/detail/bits.hpp"
 #include "engine/detail/hot_cold.hpp"
 #include "policies/indexes/detail/bin_bitmap.hpp"
 #include "policies/indexes/detail/bin_address_bitmaps.hpp"
+#include "policies/indexes/detail/bin_tree_only.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
 #include <boost/intrusive/set.hpp>
@@ -37,6 +40,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fraglab {
@@ -52,12 +56,14 @@ struct bins_index_params {
   std::size_t size_step = 0;
 };
 
-// 2^SubBinsLog2 bins per doubling of size, at most MaxBins bins.
-template <unsigned SubBinsLog2, unsigned MaxBins = 64>
+// 2^SubBinsLog2 bins per doubling of size, at most MaxBins bins; AddressBitmaps: whether
+// a bin of few sizes may move to its address bitmaps (else each bin is its tree alone).
+template <unsigned SubBinsLog2, unsigned MaxBins = 64, bool AddressBitmaps = true>
 struct basic_bins_index {
   static constexpr const char* name = "bins";
   using params = bins_index_params;
   static constexpr unsigned bins_per_doubling = 1u << SubBinsLog2;
+  static constexpr unsigned max_bins = MaxBins;
   using bitmap = detail::bin_bitmap<(MaxBins + 63) / 64>;
 
   template <class Chunk>
@@ -68,21 +74,22 @@ struct basic_bins_index {
     using set_type = boost::intrusive::multiset<
         Chunk, boost::intrusive::member_hook<Chunk, hook<Chunk>, &Chunk::free_hook>,
         boost::intrusive::compare<detail::size_address_less>>;
-    using bitmaps_type = detail::bin_address_bitmaps<Chunk, set_type>;
+    using bitmaps_type = std::conditional_t<AddressBitmaps, detail::bin_address_bitmaps<Chunk, set_type>,
+                                            detail::bin_tree_only<Chunk, set_type>>;
 
     // A bin: its tree, and its address bitmaps beside it. What an operation reads of both
-    // shares the first cache line.
-    struct alignas(64) bin {
+    // shares the first cache line; a tree alone is half a line.
+    struct alignas(AddressBitmaps ? 64 : 32) bin {
       set_type tree;
-      bitmaps_type bitmaps;
+      [[no_unique_address]] bitmaps_type bitmaps;
     };
 
    public:
     explicit index(params const& p = {}) : base_shift_(detail::log2_floor(p.bin_base)), last_bin_(p.bin_count - 1)
     {
       if (!detail::is_pow2(p.bin_base)) throw std::invalid_argument("bin_base must be a power of two");
-      if (p.bin_count == 0 || p.bin_count > bitmap::capacity)
-        throw std::invalid_argument("bin_count must be in 1.." + std::to_string(bitmap::capacity));
+      if (p.bin_count == 0 || p.bin_count > MaxBins)
+        throw std::invalid_argument("bin_count must be in 1.." + std::to_string(MaxBins));
       if (p.bin_base < bins_per_doubling)
         throw std::invalid_argument("bin_base must be at least the bins per doubling: no bin narrower than a byte");
       std::size_t const step = p.size_step == 0 ? p.bin_base : p.size_step;
@@ -131,9 +138,12 @@ struct basic_bins_index {
       ++size_;
     }
 
-    void erase(Chunk& c) noexcept
+    void erase(Chunk& c) noexcept { erase(c, c.size); }
+
+    // c, indexed when it had size `indexed_size`, leaves.
+    void erase(Chunk& c, std::size_t indexed_size) noexcept
     {
-      take(bin_of(c.size), c, c.size);
+      take(bin_of(indexed_size), c, indexed_size);
       --size_;
     }
 

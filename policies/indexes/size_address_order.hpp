@@ -48,6 +48,23 @@ bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_k
   return after == set.end() || less(to, *after);
 }
 
+// The first chunk of size >= n in a bin's tree, or null; `steps` counts one, and the
+// comparisons of a descent. The tree's header holds its least and its greatest chunk: where
+// the least fits, or the greatest does not, the answer needs no descent. In a bin of a
+// quarter of a doubling (fine_bins_index) one of the two holds for most requests
+// (docs/performance.md, twenty-fourth round). In one tree of every size the least rarely
+// fits, so tree_index descends at once.
+template <class Set>
+auto* lower_bound_in_bin(Set& set, std::size_t n, std::uint64_t* steps) noexcept
+{
+  using chunk = typename Set::value_type;
+  if (set.empty()) return static_cast<chunk*>(nullptr);
+  ++*steps;
+  if (chunk& least = *set.begin(); least.size >= n) return &least;
+  if (std::prev(set.end())->size < n) return static_cast<chunk*>(nullptr);
+  return &*set.lower_bound(size_address_key{n, 0}, size_address_less{steps});
+}
+
 // fresh takes the node of old (ordered by old_size) without a descent where its key falls in
 // old's place; false, with nothing changed, where it does not.
 template <class Set, class Chunk>

@@ -36,6 +36,7 @@ TEST(Equivalence, BestFitIsTheSameChoiceInEveryIndexThatServesIt)
   using reference = policy<address_ordered_list_index, best_fit>;  // the O(n) definition
   expect_same_decisions<reference, policy<tree_index, best_fit>>(1, 6);
   expect_same_decisions<reference, policy<bins_index, best_fit>>(1, 6);
+  expect_same_decisions<reference, policy<fine_bins_index, best_fit>>(1, 6);
   expect_same_decisions<reference, policy<segregated_index, best_fit>>(1, 6);
 }
 
@@ -84,6 +85,7 @@ TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
   expect_same_decisions<policy<without_in_place_updates<tree_index>, worst_fit>, policy<tree_index, worst_fit>>(120, 4);
   expect_same_decisions<policy<without_in_place_updates<bins_index>, best_fit>, policy<bins_index, best_fit>>(130, 6);
   expect_same_decisions<policy<without_in_place_updates<bins_index>, worst_fit>, policy<bins_index, worst_fit>>(140, 4);
+  expect_same_decisions<policy<without_in_place_updates<fine_bins_index>, best_fit>, policy<fine_bins_index, best_fit>>(145, 6);
   // TLSF's lists exchange only at a list's head, where erase-then-insert would put the
   // newcomer too: good fit takes heads, so a wrong order changes its decisions.
   using tlsf_lists = segregated_index;

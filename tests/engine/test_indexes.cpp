@@ -6,6 +6,7 @@
 #include "experiments/gen/rng.hpp"
 #include "policies/indexes/address_ordered_tree_index.hpp"
 #include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/fine_bins_index.hpp"
 #include "policies/indexes/list_index.hpp"
 #include "policies/indexes/segregated_index.hpp"
 #include "policies/indexes/tree_index.hpp"
@@ -387,6 +388,92 @@ TEST(TreeIndex, ExchangesInPlaceNeverPutALeastSizeChunkInTheTreeBesideTheBitmap)
   EXPECT_EQ(f.ix.find_best(16), a);
   EXPECT_EQ(f.ix.successor(*shrunk), b);
   EXPECT_EQ(f.ix.size(), 3u);
+}
+
+TEST(FineBinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
+{
+  expect_size_address_order_on_random_sets<fine_bins_index>();
+}
+
+// The fine bins' 16-byte chunks move to the front's bitmap at 4; a least size of 48 B, not
+// a power of two, has a bitmap of 32-byte units and shares bin 0 with nothing.
+struct bitmap_fine_bins : fine_bins_index {
+  struct params : fine_bins_index_params {
+    params() { least_size_bitmap_from = 4; }
+  };
+};
+struct odd_bitmap_fine_bins : fine_bins_index {
+  struct params : fine_bins_index_params {
+    params()
+    {
+      least_size = 48;
+      least_size_bitmap_from = 4;
+    }
+  };
+};
+
+TEST(FineBinsIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
+{
+  auto const in_bitmap = [](auto const& ix) { return ix.least_size_in_bitmap(); };
+  expect_size_address_order_across_the_address_bitmap<bitmap_fine_bins>(in_bitmap);
+  expect_size_address_order_across_the_address_bitmap<odd_bitmap_fine_bins>(in_bitmap, 48);
+}
+
+TEST(FineBinsIndex, ExchangesNeverPutALeastSizeChunkInTheBinsBesideTheBitmap)
+{
+  index_fixture<bitmap_fine_bins> f;
+  auto* a = f.make(0x1000, 16);
+  auto* b = f.make(0x2000, 16);
+  auto* c = f.make(0x3000, 32);
+  auto* d = f.make(0x4000, 16);
+  auto* e = f.make(0x5000, 16);
+  for (auto* x : {a, b, c, d, e}) f.ix.insert(*x);
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());  // four of 16 B
+  auto* shrunk = f.make(0x3000, 16);         // c's place in its bin, but the least size: into the bitmap
+  f.ix.exchange(*c, 32, *shrunk);
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.successor(*b), shrunk);
+  EXPECT_EQ(f.ix.largest(), a);  // one size left: the lowest address
+  b->size = 48;                  // grows out of the bitmap, into the bins
+  f.ix.exchange(*b, 16, *b);
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_best(17), b);
+  EXPECT_EQ(f.ix.find_best(16), a);
+  EXPECT_EQ(f.ix.successor(*e), b);  // the bitmap's last, then the bins' first
+  EXPECT_EQ(f.ix.size(), 5u);
+  for (auto* x : {a, d, e}) f.ix.erase(*x);
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());  // one left, not under a quarter of 4
+  auto* tiny = f.make(0x6000, 8);            // smaller than the least size: the bitmap's chunk goes back to the bins
+  f.ix.insert(*tiny);
+  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_best(1), tiny);
+  EXPECT_EQ(f.ix.successor(*tiny), shrunk);
+  EXPECT_EQ(f.ix.size(), 3u);
+}
+
+// A bin of fine_bins_index spans a quarter of a doubling: [256, 320) holds 256, 272 and
+// 304 here. A request its least chunk serves, or one its greatest does not, is answered
+// from the tree's header: a step for the bin's search and one for the bin's answer. A
+// request between them descends, and counts its comparisons too.
+TEST(FineBinsIndex, ABinAnswersFromItsTreesEndsWithoutADescent)
+{
+  index_fixture<fine_bins_index> f;
+  auto* least = f.make(0x1000, 256);
+  auto* mid = f.make(0x2000, 272);
+  auto* greatest = f.make(0x3000, 304);
+  auto* next_bin = f.make(0x4000, 320);
+  for (auto* x : {greatest, next_bin, mid, least}) f.ix.insert(*x);
+  auto steps_of = [&](std::size_t n, auto* expected) {
+    std::uint64_t const before = f.ix.steps();
+    EXPECT_EQ(f.ix.find_best(n), expected) << n;
+    return f.ix.steps() - before;
+  };
+  EXPECT_EQ(steps_of(241, least), 1u);     // bin [224, 256) is empty: the next bin's first
+  EXPECT_EQ(steps_of(256, least), 2u);     // the least fits
+  EXPECT_EQ(steps_of(305, next_bin), 3u);  // the greatest does not: the next bin's first
+  EXPECT_GT(steps_of(257, mid), 2u);       // between: a descent
+  EXPECT_GT(steps_of(290, greatest), 2u);
 }
 
 TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)

@@ -5,6 +5,7 @@
 #include "policies/fits.hpp"
 #include "policies/indexes/address_ordered_tree_index.hpp"
 #include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/fine_bins_index.hpp"
 #include "policies/indexes/list_index.hpp"
 #include "policies/indexes/segregated_index.hpp"
 #include "policies/indexes/tree_index.hpp"
@@ -19,6 +20,7 @@ namespace fraglab::testing {
 // A new composition joins the half its index belongs to.
 using tree_and_bin_compositions = ::testing::Types<
     policy<bins_index, best_fit>, policy<bins_index, worst_fit>,                                  //
+    policy<fine_bins_index, best_fit>,                                                            //
     policy<tree_index, best_fit>, policy<tree_index, worst_fit>,                                  //
     policy<address_ordered_tree_index, first_fit>, policy<address_ordered_tree_index, next_fit>,  //
     policy<address_ordered_tree_index, worst_fit>,                                                //

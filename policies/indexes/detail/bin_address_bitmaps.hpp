@@ -111,8 +111,7 @@ class bin_address_bitmaps {
       if (std::uint64_t const above = nonempty_ >> k; above != 0) return sets_[k + lowest(above)].first();
       return tree.empty() ? nullptr : &*tree.begin();  // every chunk there is larger than last_
     }
-    auto const it = tree.lower_bound(size_address_key{n, 0}, size_address_less{steps});
-    return it == tree.end() ? nullptr : &*it;
+    return detail::lower_bound_in_bin(tree, n, steps);
   }
 
   // The first chunk in the order, or null.
