@@ -63,7 +63,6 @@ struct basic_bins_index {
   static constexpr const char* name = "bins";
   using params = bins_index_params;
   static constexpr unsigned bins_per_doubling = 1u << SubBinsLog2;
-  static constexpr unsigned max_bins = MaxBins;
   using bitmap = detail::bin_bitmap<(MaxBins + 63) / 64>;
 
   template <class Chunk>

@@ -53,7 +53,6 @@ struct fine_bins_index {
   using bins = basic_bins_index<2, 160, false>;  // from a base of 16 B, 160 bins reach 16 TiB
   static constexpr const char* name = "fine_bins";
   static constexpr unsigned bins_per_doubling = bins::bins_per_doubling;
-  static constexpr unsigned max_bins = bins::max_bins;
   using params = fine_bins_index_params;
 
   template <class Chunk>

@@ -367,27 +367,37 @@ TEST(TreeIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
   expect_size_address_order_across_the_address_bitmap<odd_bitmap_tree>(in_bitmap, 48);
 }
 
-TEST(TreeIndex, ExchangesInPlaceNeverPutALeastSizeChunkInTheTreeBesideTheBitmap)
+// A front of the least size in its bitmap (from two chunks), then exchanges across it: a
+// chunk that takes a larger one's place but has the least size goes to the bitmap, one
+// that grows out of it to the rest. `then` goes on from there.
+template <class Spec, class Then>
+void expect_exchanges_never_put_a_least_size_chunk_beside_the_bitmap(typename Spec::params p, Then then)
 {
-  using spec = tree_index;
-  index_fixture<spec> f(tree_index_params{16, 2});
+  index_fixture<Spec> f(p);
   auto* a = f.make(0x1000, 16);
   auto* b = f.make(0x2000, 16);
   auto* c = f.make(0x3000, 32);
   for (auto* x : {a, b, c}) f.ix.insert(*x);
   EXPECT_TRUE(f.ix.least_size_in_bitmap());
-  auto* shrunk = f.make(0x3000, 16);  // c's place in the tree, but the least size: into the bitmap
+  auto* shrunk = f.make(0x3000, 16);  // c's place, but the least size: into the bitmap
   f.ix.exchange(*c, 32, *shrunk);
   EXPECT_EQ(f.ix.check(), "");
   EXPECT_EQ(f.ix.successor(*b), shrunk);
   EXPECT_EQ(f.ix.largest(), a);  // one size left: the lowest address
-  b->size = 48;                  // grows out of the bitmap, into the tree
+  b->size = 48;                  // grows out of the bitmap
   f.ix.exchange(*b, 16, *b);
   EXPECT_EQ(f.ix.check(), "");
   EXPECT_EQ(f.ix.find_best(17), b);
   EXPECT_EQ(f.ix.find_best(16), a);
-  EXPECT_EQ(f.ix.successor(*shrunk), b);
+  EXPECT_EQ(f.ix.successor(*shrunk), b);  // the bitmap's last, then the rest's first
   EXPECT_EQ(f.ix.size(), 3u);
+  then(f, a, shrunk);
+}
+
+TEST(TreeIndex, ExchangesInPlaceNeverPutALeastSizeChunkInTheTreeBesideTheBitmap)
+{
+  expect_exchanges_never_put_a_least_size_chunk_beside_the_bitmap<tree_index>(tree_index_params{16, 2},
+                                                                               [](auto&, auto*, auto*) {});
 }
 
 TEST(FineBinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
@@ -421,35 +431,19 @@ TEST(FineBinsIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
 
 TEST(FineBinsIndex, ExchangesNeverPutALeastSizeChunkInTheBinsBesideTheBitmap)
 {
-  index_fixture<bitmap_fine_bins> f;
-  auto* a = f.make(0x1000, 16);
-  auto* b = f.make(0x2000, 16);
-  auto* c = f.make(0x3000, 32);
-  auto* d = f.make(0x4000, 16);
-  auto* e = f.make(0x5000, 16);
-  for (auto* x : {a, b, c, d, e}) f.ix.insert(*x);
-  EXPECT_TRUE(f.ix.least_size_in_bitmap());  // four of 16 B
-  auto* shrunk = f.make(0x3000, 16);         // c's place in its bin, but the least size: into the bitmap
-  f.ix.exchange(*c, 32, *shrunk);
-  EXPECT_EQ(f.ix.check(), "");
-  EXPECT_EQ(f.ix.successor(*b), shrunk);
-  EXPECT_EQ(f.ix.largest(), a);  // one size left: the lowest address
-  b->size = 48;                  // grows out of the bitmap, into the bins
-  f.ix.exchange(*b, 16, *b);
-  EXPECT_EQ(f.ix.check(), "");
-  EXPECT_EQ(f.ix.find_best(17), b);
-  EXPECT_EQ(f.ix.find_best(16), a);
-  EXPECT_EQ(f.ix.successor(*e), b);  // the bitmap's last, then the bins' first
-  EXPECT_EQ(f.ix.size(), 5u);
-  for (auto* x : {a, d, e}) f.ix.erase(*x);
-  EXPECT_TRUE(f.ix.least_size_in_bitmap());  // one left, not under a quarter of 4
-  auto* tiny = f.make(0x6000, 8);            // smaller than the least size: the bitmap's chunk goes back to the bins
-  f.ix.insert(*tiny);
-  EXPECT_FALSE(f.ix.least_size_in_bitmap());
-  EXPECT_EQ(f.ix.check(), "");
-  EXPECT_EQ(f.ix.find_best(1), tiny);
-  EXPECT_EQ(f.ix.successor(*tiny), shrunk);
-  EXPECT_EQ(f.ix.size(), 3u);
+  fine_bins_index_params p;
+  p.least_size_bitmap_from = 2;
+  expect_exchanges_never_put_a_least_size_chunk_beside_the_bitmap<fine_bins_index>(p, [](auto& f, auto* a, auto* shrunk) {
+    f.ix.erase(*a);
+    EXPECT_TRUE(f.ix.least_size_in_bitmap());  // one left, not under a quarter of 2
+    auto* tiny = f.make(0x6000, 8);            // smaller than the least size: the bitmap's chunk goes back to the bins
+    f.ix.insert(*tiny);
+    EXPECT_FALSE(f.ix.least_size_in_bitmap());
+    EXPECT_EQ(f.ix.check(), "");
+    EXPECT_EQ(f.ix.find_best(1), tiny);
+    EXPECT_EQ(f.ix.successor(*tiny), shrunk);
+    EXPECT_EQ(f.ix.size(), 3u);
+  });
 }
 
 // A bin of fine_bins_index spans a quarter of a doubling: [256, 320) holds 256, 272 and
