@@ -406,7 +406,7 @@ TEST(FineBinsIndex, BestWorstAndSuccessorMatchTheRuleOnRandomSets)
 }
 
 // The fine bins' 16-byte chunks move to the front's bitmap at 4; a least size of 48 B, not
-// a power of two, has a bitmap of 32-byte units and shares bin 0 with nothing.
+// a power of two, has a bitmap of 32-byte units, and its chunks leave bin [48, 56).
 struct bitmap_fine_bins : fine_bins_index {
   struct params : fine_bins_index_params {
     params() { least_size_bitmap_from = 4; }
