@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include "experiments/registry/composition_impl.hpp"
 
 namespace fraglab::registry_detail {
@@ -83,10 +84,11 @@ quantum_size_rule size_from_params(param_set const& p)
 
 bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
 
-fine_bins_index_params fine_bins_from_params(param_set const& p)
+fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t least_size)
 {
-  fine_bins_index_params b;  // bin_base: config_from_params takes the least size unless set
-  if (p.has("bin_base")) b.bin_base = p.size("bin_base");
+  fine_bins_index_params b;
+  b.bin_base = p.has("bin_base") ? p.size("bin_base")
+                                 : std::bit_ceil(std::max<std::size_t>(least_size, fine_bins_index::bins_per_doubling));
   if (p.has("bin_count")) b.bin_count = p.count("bin_count");
   return b;
 }

@@ -13,8 +13,7 @@
 #include "policies/size_rules.hpp"
 #include "policies/split_rules.hpp"
 
-#include <algorithm>
-#include <bit>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -26,7 +25,8 @@ coalescing coalescing_from_params(param_set const& p);
 growth_rule growth_from_params(param_set const& p);
 quantum_size_rule size_from_params(param_set const& p);
 bins_index_params bins_from_params(param_set const& p);
-fine_bins_index_params fine_bins_from_params(param_set const& p);
+// Fine bins start at the least size the size rule makes, unless bin_base is set.
+fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t least_size);
 segregated_index_params seglist_from_params(param_set const& p);
 any_backend make_backend(backend_choice const& b, param_set const& p);
 
@@ -36,7 +36,6 @@ typename Alloc::config config_from_params(param_set const& p)
   typename Alloc::config c;
   using index_params = typename Alloc::index_spec::params;
   if constexpr (std::is_same_v<index_params, bins_index_params>) c.index = bins_from_params(p);
-  else if constexpr (std::is_same_v<index_params, fine_bins_index_params>) c.index = fine_bins_from_params(p);
   else if constexpr (std::is_same_v<index_params, segregated_index_params>) c.index = seglist_from_params(p);
   c.split = split_from_params(p);
   c.coalesce = coalescing_from_params(p);
@@ -51,11 +50,9 @@ typename Alloc::config config_from_params(param_set const& p)
   // The tree's and the fine bins' address bitmaps take the smallest chunk the size rule
   // makes; TF's bins' bitmaps take the sizes it makes, a granule apart.
   std::size_t const least = c.size.round(0).value_or(c.size.granule());
+  if constexpr (std::is_same_v<index_params, fine_bins_index_params>) c.index = fine_bins_from_params(p, least);
   if constexpr (requires { c.index.least_size; }) c.index.least_size = least;
   if constexpr (std::is_same_v<index_params, bins_index_params>) c.index.size_step = c.size.granule();
-  // Fine bins start at the least size, unless set.
-  if constexpr (std::is_same_v<index_params, fine_bins_index_params>)
-    if (!p.has("bin_base")) c.index.bin_base = std::bit_ceil(std::max<std::size_t>(least, Alloc::index_spec::bins_per_doubling));
   return c;
 }
 

@@ -4,14 +4,13 @@
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/trace/native_text.hpp"
+#include "support/random_driver.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace fraglab {
@@ -100,47 +99,29 @@ TEST(Registry, MadeAllocatorsAreUsableCallByCall)
 
 // best_fit searches fine bins from the least size the size rule makes (or from a set
 // bin_base), behind an address bitmap for that size; every address it hands out is the one
-// tree's. Sizes from 1 B to 1 MiB, a third of them the least size, freed at random, over
-// the heap backend (one address space for both).
+// tree's. Random sequences (support/random_driver.hpp) of small sizes, where the least size
+// is common, and of sizes up to 1 MiB, over the heap backend (one address space for both).
 TEST(Registry, BestFitOverFineBinsHandsOutTheOneTreesAddresses)
 {
   backend_choice heap{"heap"};
   struct setting {
-    char const* fine;
+    std::vector<char const*> fine;
     char const* tree;
   };
-  for (auto const [fine_params, tree_params] :
-       {setting{"", ""}, setting{"quantum=64,min_size=64", "quantum=64,min_size=64"},
-        setting{"quantum=8,min_size=8", "quantum=8,min_size=8"}, setting{"bin_base=1KiB,bin_count=40", ""}}) {
+  for (auto const& [fine_params, tree_params] :
+       {setting{{}, ""}, setting{{"quantum=64", "min_size=64"}, ",quantum=64,min_size=64"},
+        setting{{"quantum=8", "min_size=8"}, ",quantum=8,min_size=8"}, setting{{"bin_base=1KiB", "bin_count=40"}, ""}}) {
     param_set user;
-    for (std::string_view rest = fine_params; !rest.empty();) {
-      std::size_t const comma = std::min(rest.find(','), rest.size());
-      user.set_assignment(rest.substr(0, comma));
-      rest.remove_prefix(std::min(comma + 1, rest.size()));
-    }
-    auto fine = make_composition("best_fit", user, heap)->make();
-    auto tree = make_composition(std::string("compose:index=tree,fit=best,header=0,growth=exact") +
-                                     (*tree_params ? "," : "") + tree_params, {}, heap)->make();
-    std::uint64_t x = 12345;
-    auto next = [&] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
-    std::vector<std::uintptr_t> live;
-    for (int step = 0; step < 20000; ++step) {
-      if (live.empty() || next() % 100 < 55) {
-        std::size_t const scale = std::size_t{1} << (next() % 20);
-        std::size_t const size = next() % 3 == 0 ? 1 : scale + next() % scale;
-        auto const a = fine->allocate(size);
-        auto const b = tree->allocate(size);
-        ASSERT_EQ(a.address, b.address) << fine_params << " step " << step;
-        live.push_back(a.address);
-      } else {
-        std::size_t const i = next() % live.size();
-        ASSERT_EQ(fine->deallocate(live[i]), free_status::ok);
-        ASSERT_EQ(tree->deallocate(live[i]), free_status::ok);
-        live[i] = live.back();
-        live.pop_back();
+    for (char const* kv : fine_params) user.set_assignment(kv);
+    auto const fine = make_composition("best_fit", user, heap);
+    auto const tree = make_composition(std::string("compose:index=tree,fit=best,header=0,growth=exact") + tree_params, {}, heap);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed)
+      for (testing::size_shape shape : {testing::size_shape::small, testing::size_shape::wide}) {
+        testing::sequence_spec const s{.seed = seed, .steps = 4000, .shape = shape};
+        auto a = fine->make();
+        auto b = tree->make();
+        ASSERT_EQ(testing::drive(*a, s, false), testing::drive(*b, s, false)) << (fine_params.empty() ? "" : fine_params[0]) << " " << testing::describe(s);
       }
-    }
-    EXPECT_EQ(fine->check_invariants(), "") << fine_params;
   }
 }
 

@@ -20,7 +20,7 @@
 
 namespace fraglab::testing {
 
-enum class size_shape { small, log_uniform, bimodal };
+enum class size_shape { small, log_uniform, bimodal, wide };  // wide: log-uniform up to 1 MiB
 enum class free_by { reference, address, reference_then_both };
 
 struct sequence_spec {
@@ -63,6 +63,7 @@ std::vector<std::uintptr_t> drive(A& a, sequence_spec const& s, bool check_every
         case size_shape::small: size = r.uniform(1, 256); break;
         case size_shape::log_uniform: size = r.log_uniform(0, 16); break;
         case size_shape::bimodal: size = r.chance(80) ? r.uniform(8, 64) : r.uniform(16 * 1024, 96 * 1024); break;
+        case size_shape::wide: size = r.log_uniform(0, 20); break;
       }
       std::size_t const alignment = r.chance(s.aligned_percent) ? std::size_t{1} << r.uniform(5, 13) : 1;
       stream_id const stream = s.streams > 1 ? r.uniform(0, s.streams - 1) : 0;
