@@ -546,16 +546,24 @@ class allocator {
     auto& ix = owner.index;
     if constexpr (updates_in_place) {
       if (alignment <= cfg_.size.granule() && !buddy()) {
-        // The split-off tail takes the chunk's place: one index update, not two (none at all
-        // where a size-ordered index keeps the node).
-        if (splits(owner, *c, rounded)) {
-          std::size_t const whole = c->size;
-          chunk* const tail = split_at(c, rounded);
-          replaced_in_index(ix, *c, whole, *tail);
-        } else {
+        // One index update, not two. An address-ordered index keeps its record as the
+        // remainder: the head is cut off under a new record, and the indexed chunk only moves
+        // its start up past it, so no node is relinked. A size-ordered one exchanges the
+        // chunk for the tail cut off under a new record (no update at all where the tail's
+        // key falls in the node's place).
+        if (!splits(owner, *c, rounded)) {
           ix.erase(*c);
+          return mark_live(c, requested, stream);
         }
-        return mark_live(c, requested, stream);
+        std::size_t const whole = c->size;
+        if constexpr (in_place_index<index_type, chunk>) {
+          chunk* const head = split_head(c, rounded);
+          ix.resized(*c, whole);
+          return mark_live(head, requested, stream);
+        } else {
+          ix.exchange(*c, whole, *split_at(c, rounded));
+          return mark_live(c, requested, stream);
+        }
       }
     }
     ix.erase(*c);
@@ -618,11 +626,41 @@ class allocator {
     return n;
   }
 
+  // Cuts c at `offset` the other way round: the returned chunk (new, unindexed) takes the
+  // low part, c keeps the rest and its record.
+  chunk* split_head(chunk* c, std::size_t offset)
+  {
+    chunk* h = chunks_.create();
+    h->address = c->address;
+    h->size = offset;
+    h->set_region(c->region());
+    h->prev = c->prev;
+    h->next = c;
+    if (c->prev != nullptr) c->prev->next = h;
+    else c->region()->first = h;
+    c->prev = h;
+    c->address += offset;
+    c->size -= offset;
+    return h;
+  }
+
   // c absorbs its next neighbour, whose record is recycled.
   void absorb_next(chunk* c) noexcept
   {
     c->size += c->next->size;
     chunks_.destroy(unlink_next(c));
+  }
+
+  // c absorbs its previous neighbour, whose record is recycled: c's start moves down to it.
+  void absorb_prev(chunk* c) noexcept
+  {
+    chunk* const p = c->prev;
+    c->address = p->address;
+    c->size += p->size;
+    c->prev = p->prev;
+    if (p->prev != nullptr) p->prev->next = c;
+    else c->region()->first = c;
+    chunks_.destroy(p);
   }
 
   // Takes c's next neighbour out of the region's address list (c's size is the caller's).
@@ -651,12 +689,18 @@ class allocator {
         chunks_.destroy(unlink_next(p));
         return p;
       }
-      if (n != nullptr) {  // c, grown, takes its next neighbour's place
+      if (n != nullptr) {
         std::size_t const was = n->size;
-        c->size += was;
-        replaced_in_index(ix, *n, was, *c);
-        chunks_.destroy(unlink_next(c));
-        return c;
+        if constexpr (in_place_index<index_type, chunk>) {  // the next chunk grows down where it is
+          absorb_prev(n);
+          ix.resized(*n, was);
+          return n;
+        } else {  // c, grown, takes its next neighbour's place
+          c->size += was;
+          ix.exchange(*n, was, *c);
+          chunks_.destroy(unlink_next(c));
+          return c;
+        }
       }
       ix.insert(*c);
       return c;
@@ -681,23 +725,17 @@ class allocator {
     }
   }
 
-  // Whether the index splits and merges in place: by address alone (in_place_index), or by
-  // a key it checks on each exchange (keyed_in_place_index). The two helpers below are the
-  // only places where the two kinds differ.
+  // Whether the index splits and merges in place: by address alone (in_place_index: the
+  // indexed record survives, and only its start or its size changes), or by a key it checks
+  // on each exchange (keyed_in_place_index). hand_out, coalesce_into_index and the helper
+  // below are where the two kinds differ.
   static constexpr bool updates_in_place =
       in_place_index<index_type, chunk> || keyed_in_place_index<index_type, chunk>;
-
-  // fresh takes the place of old, which was indexed when its size was old_size.
-  void replaced_in_index(index_type& ix, chunk& old, std::size_t old_size, chunk& fresh) noexcept
-  {
-    if constexpr (in_place_index<index_type, chunk>) ix.replace(old, fresh);
-    else ix.exchange(old, old_size, fresh);
-  }
 
   // c, indexed when its size was `was`, has grown or shrunk where it is.
   void resized_in_index(index_type& ix, chunk& c, std::size_t was) noexcept
   {
-    if constexpr (in_place_index<index_type, chunk>) ix.resized(c);
+    if constexpr (in_place_index<index_type, chunk>) ix.resized(c, was);
     else ix.exchange(c, was, c);
   }
 

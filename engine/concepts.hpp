@@ -21,12 +21,13 @@
 //
 // An index whose order depends on addresses alone (address-ordered lists and trees) may
 // also update in place (`in_place_index`); the engine then splits and merges without
-// taking the chunk out:
+// taking the chunk out, keeping the indexed record (a split hands out its head under a new
+// record, a chunk freed below it merges into it):
 // | expression                     | result            | meaning                                        |
 // |--------------------------------|-------------------|------------------------------------------------|
-// | ix.replace(old, fresh)         | void              | fresh takes old's place; old leaves. No chunk   |
-// |                                |                   | of the index lies between their addresses       |
-// | ix.resized(c)                  | void              | c, indexed, grew or shrank without moving       |
+// | ix.resized(c, n)               | void              | c, indexed when its size was n, has another     |
+// |                                |                   | size, and perhaps another start, and no other   |
+// |                                |                   | indexed chunk lies between its old and new start|
 //
 // An index ordered by size (the (size, address) trees and bins, TLSF's lists) may exchange
 // one chunk for another in one step (`keyed_in_place_index`); the engine then splits and
@@ -108,9 +109,8 @@ concept free_index = requires(Ix ix, Ix const cix, C& c) {
 };
 
 template <class Ix, class C>
-concept in_place_index = free_index<Ix, C> && requires(Ix ix, C& c) {
-  ix.replace(c, c);
-  ix.resized(c);
+concept in_place_index = free_index<Ix, C> && requires(Ix ix, C& c, std::size_t n) {
+  ix.resized(c, n);
 };
 
 template <class Ix, class C>

@@ -13,11 +13,12 @@
 // maximum up to date.
 //
 // Splitting and merging leave a free chunk where it was in address order, so the engine
-// asks for them in place (`replace`, `resized`): a split's remainder takes over the node of
-// the chunk it was cut from, priority included, and a merge only refreshes the maxima above
-// the grown chunk. Both stop walking up as soon as a subtree maximum is unchanged. This is
-// how K&R's and dlmalloc's address-ordered lists shrink a block without unlinking it; it
-// changes no decision, because first fit and next fit depend on addresses and sizes only.
+// asks for them in place (`resized`): a split hands out the chunk's head under a new record
+// and the indexed chunk, now the remainder, keeps its node and priority; a merge grows a
+// chunk where it is. Either only refreshes the maxima above it, and stops as soon as one is
+// unchanged. This is how K&R's and dlmalloc's address-ordered lists shrink a block without
+// unlinking it; it changes no decision, because first fit and next fit depend on addresses
+// and sizes only.
 //
 // Next fit keeps a roving address: a search starts at the lowest free chunk at or above the
 // address of the previous allocation and wraps to the lowest address (Knuth's "next fit",
@@ -38,7 +39,7 @@ struct augmented_tree_hook {
   Chunk* left = nullptr;
   Chunk* right = nullptr;
   std::size_t subtree_max = 0;  // largest chunk size in the subtree rooted here
-  std::uint64_t priority = 0;   // heap order; inherited by a chunk that replaces this one
+  std::uint64_t priority = 0;   // heap order; kept while the chunk changes in place
 };
 
 struct address_ordered_tree_index {
@@ -69,7 +70,8 @@ struct address_ordered_tree_index {
       *link = &c;
       h.parent = parent;
       while (h.parent != nullptr && h.parent->free_hook.priority < h.priority) rotate_up(c);
-      refresh_upwards(h.parent);
+      // The maxima above c never counted it: to them its subtree grew from what they hold.
+      propagate(c, 0, h.subtree_max);
       ++size_;
     }
 
@@ -83,28 +85,26 @@ struct address_ordered_tree_index {
                                                                                        : h.right;
         rotate_up(*child);
       }
-      Chunk* parent = h.parent;
+      Chunk* const parent = h.parent;
       replace_child(parent, &c, nullptr);
-      refresh_upwards(parent);
       h.parent = nullptr;
       --size_;
+      // Unless c held its parent's maximum, no maximum changes.
+      if (parent == nullptr || c.size < parent->free_hook.subtree_max) return;
+      std::size_t const before = parent->free_hook.subtree_max;
+      update(*parent);
+      propagate(*parent, before, parent->free_hook.subtree_max);
     }
 
-    // `fresh` (not in the index, of any size) takes the place of `old`, which leaves. No
-    // chunk of the index may lie between their addresses.
-    void replace(Chunk& old, Chunk& fresh) noexcept
+    // c, indexed with `old_size` bytes, has another size and perhaps another start, with no
+    // indexed chunk between its old and new start: its place in the order is the same.
+    void resized(Chunk& c, std::size_t old_size) noexcept
     {
-      auto& h = fresh.free_hook;
-      h = old.free_hook;
-      old.free_hook.parent = nullptr;
-      replace_child(h.parent, &old, &fresh);
-      if (h.left != nullptr) h.left->free_hook.parent = &fresh;
-      if (h.right != nullptr) h.right->free_hook.parent = &fresh;
-      refresh_upwards(&fresh);
+      std::size_t const before = c.free_hook.subtree_max;
+      if (c.size >= before) c.free_hook.subtree_max = c.size;
+      else if (old_size == before) update(c);  // c held its subtree's maximum and shrank
+      propagate(c, before, c.free_hook.subtree_max);
     }
-
-    // c, in the index, has grown or shrunk without moving.
-    void resized(Chunk& c) noexcept { refresh_upwards(&c); }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
@@ -172,14 +172,21 @@ struct address_ordered_tree_index {
       c.free_hook.subtree_max = std::max({c.size, max_of(c.free_hook.left), max_of(c.free_hook.right)});
     }
 
-    // Recomputes the maxima from c towards the root, stopping at the first that is
-    // unchanged: the subtrees above it cannot have changed either.
-    static void refresh_upwards(Chunk* c) noexcept
+    // The maximum of c's subtree went from `before` to `after`: the maxima above follow,
+    // as far as they change. An ancestor's new maximum is known without reading its other
+    // child where c's grew past it, or where c never held it (then nothing changes); only
+    // where c held it and shrank is the other child read. Growth (an insertion, a merge)
+    // and most shrinking (a split of a chunk that is not its subtree's largest) so walk up
+    // without touching the siblings of the path, which are where its cache misses were.
+    static void propagate(Chunk& c, std::size_t before, std::size_t after) noexcept
     {
-      for (; c != nullptr; c = c->free_hook.parent) {
-        std::size_t const before = c->free_hook.subtree_max;
-        update(*c);
-        if (c->free_hook.subtree_max == before) return;
+      for (Chunk* p = c.free_hook.parent; p != nullptr && before != after; p = p->free_hook.parent) {
+        std::size_t const held = p->free_hook.subtree_max;
+        if (after >= held) p->free_hook.subtree_max = after;
+        else if (before < held) return;
+        else update(*p);
+        before = held;
+        after = p->free_hook.subtree_max;
       }
     }
 
@@ -191,11 +198,14 @@ struct address_ordered_tree_index {
       if (new_child != nullptr) new_child->free_hook.parent = parent;
     }
 
-    // Rotates x above its parent, keeping address order, and refreshes both maxima.
+    // Rotates x above its parent, keeping address order, and refreshes both maxima. x's
+    // subtree becomes p's, so its maximum is p's, or its own size where p's did not count
+    // it yet (an insertion rotates before it propagates): no need to read x's other child.
     void rotate_up(Chunk& x) noexcept
     {
       Chunk& p = *x.free_hook.parent;
       Chunk* grand = p.free_hook.parent;
+      std::size_t const whole = std::max(p.free_hook.subtree_max, x.size);
       if (p.free_hook.left == &x) {
         p.free_hook.left = x.free_hook.right;
         if (x.free_hook.right != nullptr) x.free_hook.right->free_hook.parent = &p;
@@ -208,7 +218,7 @@ struct address_ordered_tree_index {
       p.free_hook.parent = &x;
       replace_child(grand, &p, &x);
       update(p);
-      update(x);
+      x.free_hook.subtree_max = whole;
     }
 
     Chunk* first_in(Chunk* x, std::size_t n)

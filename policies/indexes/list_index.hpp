@@ -70,15 +70,9 @@ struct list_index {
     }
 
     // In place, for the address-ordered list only (a LIFO or FIFO list would put a split's
-    // remainder at an end): `fresh` takes `old`'s position, as K&R's malloc shrinks a block
-    // without unlinking it. No chunk of the list may lie between their addresses.
-    void replace(Chunk& old, Chunk& fresh) noexcept requires(Order == list_order::address)
-    {
-      auto it = list_.iterator_to(old);
-      list_.insert(it, fresh);
-      list_.erase(it);
-    }
-    void resized(Chunk&) noexcept requires(Order == list_order::address) {}
+    // remainder at an end): a chunk that shrank from below or grew downwards keeps its
+    // position, as K&R's malloc shrinks a block without unlinking it. Nothing to do.
+    void resized(Chunk&, std::size_t /*old_size*/) noexcept requires(Order == list_order::address) {}
 
     [[nodiscard]] std::size_t size() const noexcept { return list_.size(); }
     [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }

@@ -56,8 +56,7 @@ struct without_in_place_updates : Spec {
 
    public:
     using base::base;
-    void replace(Chunk&, Chunk&) = delete;
-    void resized(Chunk&) = delete;
+    void resized(Chunk&, std::size_t) = delete;
     void exchange(Chunk&, std::size_t, Chunk&) = delete;
   };
 };

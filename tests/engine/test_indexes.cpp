@@ -93,7 +93,10 @@ struct index_fixture {
 // least `least`.
 // An index that exchanges chunks in one step (keyed_in_place_index) also gets exchanges:
 // a member for a fresh chunk, or for itself resized, to a size near its own (which often
-// keeps its place in the order) or anywhere in the spread (which often does not).
+// keeps its place in the order) or anywhere in the spread (which often does not). An index
+// that updates in place (in_place_index) gets the same sizes through resized, half of them
+// with the start moved too (within its slot, so that the address order stays), as a split
+// moves the remainder's start up and a merge moves the next chunk's start down.
 template <class Spec, class Check>
 void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, bool back_insert = false,
                     std::size_t least = 16)
@@ -101,6 +104,7 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
   index_fixture<Spec> f;
   using C = typename index_fixture<Spec>::C;
   constexpr bool exchanges = keyed_in_place_index<decltype(f.ix), C>;
+  constexpr bool in_place = in_place_index<decltype(f.ix), C>;
   std::vector<bool> used(4096, false);
   auto const base = std::uintptr_t{1} << 30;
   auto random_size = [&] {
@@ -121,7 +125,7 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
   };
   for (int step = 0; step < steps; ++step) {
     bool const insert = f.members.empty() || (f.members.size() < 600 && f.r.chance(55));
-    if constexpr (exchanges) {
+    if constexpr (exchanges || in_place) {
       if (!f.members.empty() && f.r.chance(25)) {
         std::size_t const i = f.r.uniform(0, f.members.size() - 1);
         C* old = f.members[i];
@@ -129,7 +133,12 @@ void drive_randomly(Check&& check, int steps = 3000, bool front_insert = false, 
         std::size_t const delta = 16 * f.r.uniform(0, 4);
         std::size_t const near = f.r.chance(50) || delta + least > was ? was + delta : was - delta;
         std::size_t const size = f.r.chance(50) ? near : random_size();
-        if (f.r.chance(50)) {
+        if constexpr (in_place) {
+          old->size = size;
+          std::uintptr_t const slot_base = base + (old->address - base) / 65536 * 65536;
+          if (f.r.chance(50)) old->address = slot_base + 16 * f.r.uniform(0, 4);
+          f.ix.resized(*old, was);
+        } else if (f.r.chance(50)) {
           old->size = size;
           f.ix.exchange(*old, was, *old);
         } else {
