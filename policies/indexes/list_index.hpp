@@ -70,8 +70,8 @@ struct list_index {
     }
 
     // In place, for the address-ordered list only (a LIFO or FIFO list would put a split's
-    // remainder at an end): a chunk that shrank from below or grew downwards keeps its
-    // position, as K&R's malloc shrinks a block without unlinking it. Nothing to do.
+    // remainder at an end): a chunk whose size or start changes without passing another
+    // keeps its position, as K&R's malloc shrinks a block without unlinking it. Nothing to do.
     void resized(Chunk&, std::size_t /*old_size*/) noexcept requires(Order == list_order::address) {}
 
     [[nodiscard]] std::size_t size() const noexcept { return list_.size(); }
