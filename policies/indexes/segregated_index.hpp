@@ -13,6 +13,10 @@
 //   at most 1/2^sli of the request.
 // - best fit: search the request's own list for its smallest fitting chunk (lowest address
 //   on ties), else the smallest chunk of the next non-empty list. Exact, but O(list length).
+//
+// The mapping's two numbers are read at run time (`segregated_index`), or are constants of
+// the type (`tlsf_segregated_index`, TLSF's own), which the registry uses for tlsf's
+// defaults.
 #pragma once
 
 #include "engine/detail/bits.hpp"
@@ -44,7 +48,35 @@ struct segregated_hook {
   std::uint32_t list = 0;
 };
 
-struct segregated_index {
+// How sizes map to lists: read at run time, so that a sweep over sli or linear_limit needs
+// no recompiling...
+struct runtime_list_mapping {
+  unsigned sli;
+  unsigned linear_shift;  // log2(linear_limit)
+
+  static runtime_list_mapping of(segregated_index_params const& p) { return {p.sli, detail::log2_floor(p.linear_limit)}; }
+};
+
+// ...or fixed at compile time, as TLSF's own code fixes them (tlsf 3.1's SL_INDEX_COUNT_LOG2
+// and SMALL_BLOCK_SIZE): every shift and mask of the mapping folds to a constant, 4-6% of
+// tlsf's instructions (docs/performance.md, twenty-sixth round). An index built with other
+// params is refused.
+template <unsigned Sli, unsigned LinearShift>
+struct fixed_list_mapping {
+  static constexpr unsigned sli = Sli;
+  static constexpr unsigned linear_shift = LinearShift;
+
+  static fixed_list_mapping of(segregated_index_params const& p)
+  {
+    if (p.sli != Sli || p.linear_limit != std::size_t{1} << LinearShift)
+      throw std::invalid_argument("this index's lists are fixed at sli=" + std::to_string(Sli) +
+                                  ", linear_limit=" + std::to_string(std::size_t{1} << LinearShift));
+    return {};
+  }
+};
+
+template <class Mapping>
+struct basic_segregated_index {
   static constexpr const char* name = "seglist";
   using params = segregated_index_params;
 
@@ -76,14 +108,13 @@ struct segregated_index {
                                              boost::intrusive::constant_time_size<false>>;
 
    public:
-    explicit index(params const& p = {})
-        : sli_(p.sli), linear_shift_(detail::log2_floor(p.linear_limit))
+    explicit index(params const& p = {}) : map_(Mapping::of(p))
     {
       if (p.sli < 1 || p.sli > 6) throw std::invalid_argument("sli must be in 1..6");
-      if (!detail::is_pow2(p.linear_limit) || linear_shift_ < p.sli)
+      if (!detail::is_pow2(p.linear_limit) || map_.linear_shift < p.sli)
         throw std::invalid_argument("linear_limit must be a power of two of at least 2^sli");
-      first_levels_ = 64 - linear_shift_ + 1;
-      lists_.resize(std::size_t{first_levels_} << sli_);
+      first_levels_ = 64 - map_.linear_shift + 1;
+      lists_.resize(std::size_t{first_levels_} << map_.sli);
     }
     index(index&&) = default;
     ~index()
@@ -102,7 +133,7 @@ struct segregated_index {
       auto& l = lists_[i];
       l.erase(l.iterator_to(c));
       if (l.empty()) {
-        unsigned const fl = i >> sli_;
+        unsigned const fl = i >> map_.sli;
         sl_bitmap_[fl] &= ~(std::uint64_t{1} << (i & sl_mask()));
         if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
       }
@@ -144,7 +175,7 @@ struct segregated_index {
     // fits n (TLSF's mapping_search); less than n only on overflow.
     [[nodiscard]] std::size_t good_fit_size(std::size_t n) const noexcept
     {
-      std::size_t const step = std::size_t{1} << (class_log2(n) - sli_);
+      std::size_t const step = std::size_t{1} << (class_log2(n) - map_.sli);
       return detail::align_up_checked(n, step).value_or(0);
     }
 
@@ -163,7 +194,7 @@ struct segregated_index {
       unsigned const fl = 63u - static_cast<unsigned>(std::countl_zero(fl_bitmap_));
       unsigned const sl = 63u - static_cast<unsigned>(std::countl_zero(sl_bitmap_[fl]));
       Chunk* best = nullptr;
-      for (auto& c : lists_[(fl << sli_) + sl]) {
+      for (auto& c : lists_[(fl << map_.sli) + sl]) {
         ++steps_;
         if (best == nullptr || c.size > best->size || (c.size == best->size && c.address < best->address)) best = &c;
       }
@@ -183,8 +214,8 @@ struct segregated_index {
       for (unsigned fl = 0; fl < first_levels_; ++fl) {
         bool const fl_flag = (fl_bitmap_ >> fl) & 1u;
         if (fl_flag != (sl_bitmap_[fl] != 0)) return "first-level bitmap disagrees at " + std::to_string(fl);
-        for (unsigned sl = 0; sl < (1u << sli_); ++sl) {
-          std::uint32_t const i = (fl << sli_) + sl;
+        for (unsigned sl = 0; sl < (1u << map_.sli); ++sl) {
+          std::uint32_t const i = (fl << map_.sli) + sl;
           auto const& l = lists_[i];
           if (((sl_bitmap_[fl] >> sl) & 1u) == l.empty()) return "second-level bitmap disagrees";
           for (auto const& c : l) {
@@ -208,7 +239,7 @@ struct segregated_index {
     [[nodiscard]] std::pair<unsigned, unsigned> list_of(std::size_t n) const noexcept
     {
       std::uint32_t const i = list_number(n);
-      return {i >> sli_, i & sl_mask()};
+      return {i >> map_.sli, i & sl_mask()};
     }
 
    private:
@@ -217,16 +248,16 @@ struct segregated_index {
     {
       c.free_hook.list = i;
       lists_[i].push_front(c);
-      sl_bitmap_[i >> sli_] |= std::uint64_t{1} << (i & sl_mask());
-      fl_bitmap_ |= std::uint64_t{1} << (i >> sli_);
+      sl_bitmap_[i >> map_.sli] |= std::uint64_t{1} << (i & sl_mask());
+      fl_bitmap_ |= std::uint64_t{1} << (i >> map_.sli);
       ++size_;
     }
 
-    std::uint32_t sl_mask() const noexcept { return (1u << sli_) - 1; }
+    std::uint32_t sl_mask() const noexcept { return (1u << map_.sli) - 1; }
 
     // floor(log2 n), raised to linear_shift below the linear range, where every class is
     // 2^(linear_shift - sli) bytes wide. (n | 1: size 0 falls in list 0.)
-    unsigned class_log2(std::size_t n) const noexcept { return std::max(detail::log2_floor(n | 1), linear_shift_); }
+    unsigned class_log2(std::size_t n) const noexcept { return std::max(detail::log2_floor(n | 1), map_.linear_shift); }
 
     enum class rounding { down, up };
 
@@ -244,16 +275,16 @@ struct segregated_index {
     std::uint32_t list_number(std::size_t n) const noexcept
     {
       unsigned const lg = class_log2(n);
-      unsigned const step_shift = lg - sli_;
+      unsigned const step_shift = lg - map_.sli;
       std::size_t second_level = n >> step_shift;
       if constexpr (R == rounding::up) second_level += (n & ((std::size_t{1} << step_shift) - 1)) != 0;
-      return static_cast<std::uint32_t>(((lg - linear_shift_) << sli_) + second_level);
+      return static_cast<std::uint32_t>(((lg - map_.linear_shift) << map_.sli) + second_level);
     }
 
     // The first non-empty list numbered i or above, through the bitmaps.
     bool first_nonempty_at_or_above(std::uint32_t i, std::uint32_t& out) const noexcept
     {
-      unsigned fl = i >> sli_;
+      unsigned fl = i >> map_.sli;
       std::uint64_t sl_map = sl_bitmap_[fl] & (~std::uint64_t{0} << (i & sl_mask()));
       if (sl_map == 0) {
         if (fl + 1 >= 64) return false;
@@ -262,7 +293,7 @@ struct segregated_index {
         fl = static_cast<unsigned>(std::countr_zero(fl_map));
         sl_map = sl_bitmap_[fl];
       }
-      out = (fl << sli_) + static_cast<std::uint32_t>(std::countr_zero(sl_map));
+      out = (fl << map_.sli) + static_cast<std::uint32_t>(std::countr_zero(sl_map));
       return true;
     }
 
@@ -277,8 +308,7 @@ struct segregated_index {
       return best;
     }
 
-    unsigned sli_;
-    unsigned linear_shift_;
+    [[no_unique_address]] Mapping map_;
     unsigned first_levels_ = 0;
     std::vector<list_type> lists_;
     std::array<std::uint64_t, 64> sl_bitmap_{};  // first levels never exceed 64
@@ -287,5 +317,11 @@ struct segregated_index {
     std::uint64_t steps_ = 0;
   };
 };
+
+using segregated_index = basic_segregated_index<runtime_list_mapping>;
+// TLSF's mapping, the tlsf preset's defaults, as constants: the registry builds seglist with
+// good fit on it whenever sli and linear_limit are these (experiments/registry).
+using tlsf_list_mapping = fixed_list_mapping<5, 8>;
+using tlsf_segregated_index = basic_segregated_index<tlsf_list_mapping>;
 
 }  // namespace fraglab

@@ -6,7 +6,9 @@
 // 32 lists per power of two, configurable as `sli`); sizes below 256 B in linear classes
 // 8 B apart; a search rounds the request up to the next list boundary and takes the head of
 // the first non-empty list at or above it (bitmaps: O(1)); lists are LIFO; immediate
-// coalescing; any remainder of at least the minimum block splits.
+// coalescing; any remainder of at least the minimum block splits. With sli 5 and the 256 B
+// linear limit, the registry builds it on tlsf_segregated_index, whose mapping is constants
+// as in TLSF's code; any other sli or linear_limit on the general index.
 //
 // Left out: TLSF's in-band block header (8 B per block) unless `header=8` is given; its
 // single pool is modelled with exact growth on the heap backend.

@@ -91,6 +91,13 @@ TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
   expect_same_decisions<policy<without_in_place_updates<tlsf_lists>, good_fit>, policy<tlsf_lists, good_fit>>(150, 6);
 }
 
+// The registry builds tlsf (seglist with good fit at sli 5, linear_limit 256) on the index
+// whose mapping is constants: it must decide exactly as the general one.
+TEST(Equivalence, FixedListMappingMakesTheSameDecisions)
+{
+  expect_same_decisions<policy<segregated_index, good_fit>, policy<tlsf_segregated_index, good_fit>>(160, 9);
+}
+
 TEST(Equivalence, WorstFitIsTheSameChoiceInEveryIndexThatServesIt)
 {
   using reference = policy<address_ordered_list_index, worst_fit>;

@@ -825,6 +825,29 @@ TEST(SegregatedIndex, GoodFitFindsExactlyTheChunksOfItsRoundedSize)
   }
 }
 
+// TLSF's mapping in the type (tlsf_segregated_index, what the registry builds for tlsf)
+// numbers every size as the runtime mapping does with the same params, rounds as it does,
+// and refuses any other params rather than use its constants for them.
+TEST(SegregatedIndex, FixedMappingNumbersEverySizeAsTheRuntimeOne)
+{
+  index_fixture<segregated_index> runtime;
+  index_fixture<tlsf_segregated_index> fixed;
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 4096; ++n) sizes.push_back(n);
+  for (unsigned k = 12; k < 64; ++k)
+    for (std::size_t const d : {std::size_t{0}, std::size_t{1}, std::size_t{33}}) {
+      sizes.push_back((std::size_t{1} << k) - d);
+      sizes.push_back((std::size_t{1} << k) + d);
+    }
+  sizes.push_back(std::numeric_limits<std::size_t>::max());
+  for (std::size_t const n : sizes) {
+    ASSERT_EQ(fixed.ix.list_of(n), runtime.ix.list_of(n)) << "n " << n;
+    ASSERT_EQ(fixed.ix.good_fit_size(n), runtime.ix.good_fit_size(n)) << "n " << n;
+  }
+  EXPECT_THROW(index_fixture<tlsf_segregated_index>(segregated_index_params{4, 256}), std::invalid_argument);
+  EXPECT_THROW(index_fixture<tlsf_segregated_index>(segregated_index_params{5, 128}), std::invalid_argument);
+}
+
 // The parent of each chunk, by offset in its region (0: the root).
 template <class Chunks>
 std::vector<std::uintptr_t> parent_offsets(Chunks const& chunks)

@@ -181,6 +181,26 @@ TEST(Presets, TlsfTakesTheHeadOfTheFirstClassThatSurelyFits)
   }
 }
 
+TEST(Presets, TlsfTakesItsMappingFromSli)
+{
+  // The registry builds tlsf's defaults (sli 5) on an index whose mapping is constants, and
+  // any other sli on the general one, which must still apply it: with sli=4 both chunks
+  // above fall in one list, [1024, 1088), and 1025 B rounds up to 1088, past both.
+  param_set coarse_lists;
+  coarse_lists.set("sli", "4");
+  auto tlsf = make_composition("tlsf", coarse_lists, {})->make();
+  auto x = tlsf->allocate(1040);
+  tlsf->allocate(16);
+  auto y = tlsf->allocate(1056);
+  tlsf->allocate(16);
+  tlsf->deallocate(x.address);
+  tlsf->deallocate(y.address);
+  std::uintptr_t const got = tlsf->allocate(1025).address;
+  EXPECT_NE(got, x.address);
+  EXPECT_NE(got, y.address);
+  EXPECT_NE(got, 0u);
+}
+
 TEST(Presets, ClassicPresetsChargeTheHeaderToEveryBlock)
 {
   param_set header;
