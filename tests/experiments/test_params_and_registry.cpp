@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fraglab {
@@ -162,22 +163,28 @@ TEST(Presets, RmmPoolGrowsByThePoolSizeAndHalvesDownToTheRequest)
   EXPECT_EQ(limited.peak_reserved_bytes, 812 * MiB);
 }
 
+// Free chunks of 1040 B and 1056 B, kept apart by live blocks: their addresses.
+std::pair<std::uintptr_t, std::uintptr_t> free_1040_and_1056(any_allocator& a)
+{
+  auto const x = a.allocate(1040);
+  a.allocate(16);
+  auto const y = a.allocate(1056);
+  a.allocate(16);
+  a.deallocate(x.address);
+  a.deallocate(y.address);
+  return {x.address, y.address};
+}
+
 TEST(Presets, TlsfTakesTheHeadOfTheFirstClassThatSurelyFits)
 {
-  // Free chunks of 1040 B and 1056 B sit in TLSF lists [1024, 1056) and [1056, 1088);
-  // 1025 B rounds to the list boundary 1056, so TLSF takes the 1056-byte chunk where best
-  // fit takes the 1040-byte one.
+  // The two chunks sit in TLSF lists [1024, 1056) and [1056, 1088); 1025 B rounds to the
+  // list boundary 1056, so TLSF takes the 1056-byte chunk where best fit takes the
+  // 1040-byte one.
   auto tlsf = make_composition("tlsf", {}, {})->make();
   auto best = make_composition("best_fit", {}, {})->make();
   for (auto* a : {tlsf.get(), best.get()}) {
-    auto x = a->allocate(1040);
-    a->allocate(16);
-    auto y = a->allocate(1056);
-    a->allocate(16);
-    a->deallocate(x.address);
-    a->deallocate(y.address);
-    std::uintptr_t const expected = a == tlsf.get() ? y.address : x.address;
-    EXPECT_EQ(a->allocate(1025).address, expected);
+    auto const [x, y] = free_1040_and_1056(*a);
+    EXPECT_EQ(a->allocate(1025).address, a == tlsf.get() ? y : x);
   }
 }
 
@@ -185,19 +192,14 @@ TEST(Presets, TlsfTakesItsMappingFromSli)
 {
   // The registry builds tlsf's defaults (sli 5) on an index whose mapping is constants, and
   // any other sli on the general one, which must still apply it: with sli=4 both chunks
-  // above fall in one list, [1024, 1088), and 1025 B rounds up to 1088, past both.
+  // fall in one list, [1024, 1088), and 1025 B rounds up to 1088, past both.
   param_set coarse_lists;
   coarse_lists.set("sli", "4");
   auto tlsf = make_composition("tlsf", coarse_lists, {})->make();
-  auto x = tlsf->allocate(1040);
-  tlsf->allocate(16);
-  auto y = tlsf->allocate(1056);
-  tlsf->allocate(16);
-  tlsf->deallocate(x.address);
-  tlsf->deallocate(y.address);
+  auto const [x, y] = free_1040_and_1056(*tlsf);
   std::uintptr_t const got = tlsf->allocate(1025).address;
-  EXPECT_NE(got, x.address);
-  EXPECT_NE(got, y.address);
+  EXPECT_NE(got, x);
+  EXPECT_NE(got, y);
   EXPECT_NE(got, 0u);
 }
 
