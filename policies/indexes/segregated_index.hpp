@@ -20,6 +20,7 @@
 #pragma once
 
 #include "engine/detail/bits.hpp"
+#include "policies/indexes/detail/link_first.hpp"
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/parent_from_member.hpp>
@@ -156,7 +157,7 @@ struct basic_segregated_index {
       if (&old == &fresh) return;
       fresh.free_hook.list = i;
       l.pop_front();
-      l.push_front(fresh);
+      detail::link_first(l, fresh);
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -247,7 +248,7 @@ struct basic_segregated_index {
     void insert_into(Chunk& c, std::uint32_t i) noexcept
     {
       c.free_hook.list = i;
-      lists_[i].push_front(c);
+      detail::link_first(lists_[i], c);
       sl_bitmap_[i >> map_.sli] |= std::uint64_t{1} << (i & sl_mask());
       fl_bitmap_ |= std::uint64_t{1} << (i >> map_.sli);
       ++size_;

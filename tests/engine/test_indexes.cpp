@@ -848,6 +848,39 @@ TEST(SegregatedIndex, FixedMappingNumbersEverySizeAsTheRuntimeOne)
   EXPECT_THROW(index_fixture<tlsf_segregated_index>(segregated_index_params{5, 128}), std::invalid_argument);
 }
 
+// TLSF's lists are LIFO: good fit takes the chunk that entered its class last, inserted or
+// exchanged in, and a chunk leaves from anywhere in its list with the others still linked
+// both ways (each erase below unlinks through both neighbours' links).
+TEST(SegregatedIndex, GoodFitTakesTheChunkThatEnteredItsClassLast)
+{
+  index_fixture<tlsf_segregated_index> f;
+  auto* a = f.make(0x1000, 1024);  // all four in the list [1024, 1056)
+  auto* b = f.make(0x2000, 1040);
+  auto* c = f.make(0x3000, 1032);
+  auto* d = f.make(0x4000, 1048);
+  for (auto* x : {a, b, c, d}) f.ix.insert(*x);
+  std::size_t const below_the_class = 1000;  // rounds up to [1008, 1024), empty
+  EXPECT_EQ(f.ix.find_good(below_the_class), d);
+  f.ix.erase(*c);  // from the middle: d, b, a
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_good(below_the_class), d);
+  auto* e = f.make(0x5000, 1056);  // the next list
+  f.ix.exchange(*d, d->size, *e);
+  EXPECT_EQ(f.ix.find_good(below_the_class), b);
+  auto* g = f.make(0x6000, 1028);
+  f.ix.exchange(*b, b->size, *g);  // b heads its list and g belongs to it: g takes its place
+  EXPECT_EQ(f.ix.find_good(below_the_class), g);
+  f.ix.insert(*c);
+  EXPECT_EQ(f.ix.find_good(below_the_class), c);
+  f.ix.erase(*g);  // c, a
+  f.ix.erase(*c);
+  EXPECT_EQ(f.ix.find_good(below_the_class), a);
+  f.ix.erase(*a);
+  EXPECT_EQ(f.ix.find_good(below_the_class), e);
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.size(), 1u);
+}
+
 // The parent of each chunk, by offset in its region (0: the root).
 template <class Chunks>
 std::vector<std::uintptr_t> parent_offsets(Chunks const& chunks)
