@@ -12,9 +12,7 @@ namespace {
 // (`Equivalence.FixedListMappingMakesTheSameDecisions`); any other mapping, the general one.
 std::unique_ptr<composition> make_seglist_good(std::string name, param_set const& p, backend_choice const& b)
 {
-  segregated_index_params const mapping = seglist_from_params(p);
-  using fixed = tlsf_list_mapping;
-  if (mapping.sli == fixed::sli && mapping.linear_limit == std::size_t{1} << fixed::linear_shift)
+  if (tlsf_list_mapping::matches(seglist_from_params(p)))
     return make_composition_of<tlsf_segregated_index, good_fit>(std::move(name), p, b);
   return make_composition_of<segregated_index, good_fit>(std::move(name), p, b);
 }

@@ -67,9 +67,15 @@ struct fixed_list_mapping {
   static constexpr unsigned sli = Sli;
   static constexpr unsigned linear_shift = LinearShift;
 
+  // Whether p asks for this mapping (the registry's choice of index, and of's check).
+  static bool matches(segregated_index_params const& p) noexcept
+  {
+    return p.sli == Sli && p.linear_limit == std::size_t{1} << LinearShift;
+  }
+
   static fixed_list_mapping of(segregated_index_params const& p)
   {
-    if (p.sli != Sli || p.linear_limit != std::size_t{1} << LinearShift)
+    if (!matches(p))
       throw std::invalid_argument("this index's lists are fixed at sli=" + std::to_string(Sli) +
                                   ", linear_limit=" + std::to_string(std::size_t{1} << LinearShift));
     return {};
