@@ -82,6 +82,34 @@ expect "speed_instructions.csv: 18 subjects with positive counts" \
 expect "speed.md states the targets" 'grep -q "^## Targets" "$work/out/speed.md"'
 expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg"'
 
+# check_instructions.py against the record this build just made: every subject at its
+# record; against a record whose tlsf count is 10% lower: a failure that names tlsf; against
+# one 10% higher: a pass that reports the improvement.
+record="$work/out/speed_instructions.csv"
+cg_trace=$(grep -v -e "^#" -e "^subject," "$record" | head -1 | cut -d, -f3)
+trace_arg=()
+[[ -f $root/../shared/traces/host/$cg_trace.csv ]] || trace_arg=(--trace "$work/st/programs-quick/$cg_trace.fbin")
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$record" "${trace_arg[@]}" > "$work/ci.out" 2> "$work/ci.err"
+expect "check_instructions.py finds every subject at the record this build made" \
+  '[[ $? -eq 0 ]] && grep -q "every subject within 2% of its record" "$work/ci.out" && [[ $(grep -c "%$" "$work/ci.out") -eq $(grep -c ",fraglab" "$record") ]] || { cat "$work/ci.out" "$work/ci.err"; false; }'
+scaled_record() {  # FACTOR OUT: the record with tlsf's count times FACTOR
+  awk -F, -v OFS=, -v f="$1" '$1 == "tlsf" { $5 = sprintf("%.1f", $5 * f) } { print }' "$record" > "$2"
+}
+scaled_record 0.9 "$work/lower.csv"
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$work/lower.csv" --subjects tlsf,tf_bfc "${trace_arg[@]}" \
+  > "$work/ci.out" 2> "$work/ci.err"
+expect "check_instructions.py fails on a count 10% above its record, and names it" \
+  '[[ $? -eq 1 ]] && grep -q "above the record by more than 2%: tlsf$" "$work/ci.err"'
+scaled_record 1.1 "$work/higher.csv"
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$work/higher.csv" --subjects tlsf "${trace_arg[@]}" \
+  > "$work/ci.out" 2> "$work/ci.err"
+expect "check_instructions.py passes a count below its record and says to record it" \
+  '[[ $? -eq 0 ]] && grep -q "below the record by more than 2%: tlsf (regenerate" "$work/ci.out"'
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$record" --subjects glibc "${trace_arg[@]}" \
+  > /dev/null 2> "$work/ci.err"
+expect "check_instructions.py refuses a subject the record has no fraglab count for" \
+  '[[ $? -ne 0 ]] && grep -q "records no fraglab subject glibc" "$work/ci.err"'
+
 # The GPU scripts where there is no GPU (or no PyTorch): bad input is still reported as
 # FILE:LINE, and a missing device or PyTorch is exit 77 with the reason, never a traceback.
 printf 'a 1 100\nf 1\n' > "$work/ok.trace"
