@@ -21,32 +21,14 @@ record's `machine` line says where it was made). The trace is the record's: a ho
 """
 
 import argparse
-import csv
 import os
 import sys
 import tempfile
 
-from results_io import ROOT, SHARED_TRACES
+from results_io import ROOT, SHARED_TRACES, InputError, read_table
 from speed_table import BY_ADDRESS_KIND, instructions, preload_env
 
 FRAGLAB_KINDS = ("fraglab", BY_ADDRESS_KIND)
-
-
-def read_record(path):
-    """({key: value} of the provenance lines, [row dicts] of the fraglab subjects)."""
-    header, lines = {}, []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if line.startswith("# "):
-                key, _, value = line[2:].rstrip("\n").partition(": ")
-                header[key] = value
-            elif line.strip():
-                lines.append((number, line))
-    rows = list(csv.DictReader(line for _, line in lines))
-    missing = {"subject", "kind", "trace", "instructions_per_op"} - set(rows[0].keys() if rows else ())
-    if missing:
-        sys.exit(f"{path}:{lines[0][0] if lines else 1}: expected speed_table.py's columns; missing {sorted(missing)}")
-    return header, [r for r in rows if r["kind"] in FRAGLAB_KINDS]
 
 
 def subject_args(subject):
@@ -67,9 +49,10 @@ def main(argv):
         parser.error("--tolerance: expected a percentage of at least 0")
 
     try:
-        header, rows = read_record(args.record)
-    except OSError as e:
-        sys.exit(f"check_instructions.py: {args.record}: {e.strerror}")
+        header, rows = read_table(args.record, ["subject", "kind", "trace", "operations", "instructions_per_op"])
+    except InputError as e:
+        sys.exit(f"check_instructions.py: {e}")
+    rows = [r for r in rows if r["kind"] in FRAGLAB_KINDS]
     if args.subjects:
         wanted = args.subjects.split(",")
         unknown = sorted(set(wanted) - {r["subject"] for r in rows})

@@ -16,48 +16,24 @@ A missing column or a file that is not fraglab's CSV is an error naming FILE:LIN
 """
 
 import argparse
-import csv
 import os
 import sys
 from collections import OrderedDict
 
 import matplotlib
 
+from results_io import InputError, read_table
+
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "fraglab"
 import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
-
-
-class InputError(Exception):
-    pass
 
 
 def read_rows(paths, required):
     """Rows of every CSV as dicts; every file must have the `required` columns."""
     rows = []
     for path in paths:
-        try:
-            with open(path, newline="") as f:
-                # Tables from experiments/ carry their provenance in leading `#` lines.
-                comments = 0
-                while f.readline().startswith("#"):
-                    comments += 1
-                f.seek(0)
-                for _ in range(comments):
-                    f.readline()
-                reader = csv.DictReader(f)
-                header = reader.fieldnames or []
-                missing = [c for c in required if c not in header]
-                if missing:
-                    raise InputError(f"{path}:{comments + 1}: expected the column(s) {', '.join(missing)}; "
-                                     f"the header has {', '.join(header) or 'nothing'}")
-                for row in reader:
-                    if None in row or any(v is None for v in row.values()):
-                        raise InputError(f"{path}:{reader.line_num + comments}: expected {len(header)} fields")
-                    row["__where"] = f"{path}:{reader.line_num + comments}"
-                    rows.append(row)
-        except OSError as e:
-            raise InputError(f"{path}: {e.strerror}") from e
+        rows += read_table(path, required)[1]
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows to plot")
     return rows

@@ -1,6 +1,7 @@
 """What every script in experiments/ that writes to results/ shares: running fraglab,
-recording provenance (command, commit, machine, date, input versions), and writing a table
-as CSV (provenance in leading `#` lines) and Markdown, each atomically."""
+recording provenance (command, commit, machine, date, input versions), writing a table as
+CSV (provenance in leading `#` lines) and Markdown, each atomically, and reading such a CSV
+back."""
 
 import csv
 import hashlib
@@ -62,6 +63,43 @@ def provenance(script, argv, inputs=()):
         ("machine", f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"),
         ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
     ] + list(inputs)
+
+
+class InputError(Exception):
+    """A table that is not what its reader expects; the message names FILE:LINE."""
+
+
+def read_table(path, required):
+    """(provenance {key: value}, rows as dicts) of a CSV as write_csv writes it: provenance in
+    leading `#` lines, then a header that must have the `required` columns, then rows that must
+    have every field. Each row carries its FILE:LINE as row["__where"]."""
+    provenance, rows = {}, []
+    try:
+        with open(path, newline="") as f:
+            comments = 0
+            line = f.readline()
+            while line.startswith("#"):
+                key, _, value = line[1:].strip().partition(": ")
+                provenance[key] = value
+                comments += 1
+                line = f.readline()
+            f.seek(0)
+            for _ in range(comments):
+                f.readline()
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputError(f"{path}:{comments + 1}: expected the column(s) {', '.join(missing)}; "
+                                 f"the header has {', '.join(header) or 'nothing'}")
+            for row in reader:
+                if None in row or any(v is None for v in row.values()):
+                    raise InputError(f"{path}:{reader.line_num + comments}: expected {len(header)} fields")
+                row["__where"] = f"{path}:{reader.line_num + comments}"
+                rows.append(row)
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from e
+    return provenance, rows
 
 
 def write_atomically(path, text):
