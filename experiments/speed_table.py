@@ -63,16 +63,16 @@ LIVE = [1000, 10000, 100000, 1000000]
 SCAN_LIVE_MAX = 10000
 
 
-def preload_env(library):
+def preload_env(library, libdir=LIBDIR):
     env = dict(os.environ)
     # Each allocator as deployed: no preload but its own, and no glibc debugging (meson test
     # sets MALLOC_PERTURB_, which makes glibc fill every block, gigabytes for the GPU traces).
     for debugging in ("LD_PRELOAD", "MALLOC_PERTURB_", "MALLOC_CHECK_"):
         env.pop(debugging, None)
     if library:
-        path = os.path.join(LIBDIR, library)
+        path = os.path.join(libdir, library)
         if not os.path.exists(path):
-            sys.exit(f"speed_table.py: {path} is missing: run .ci/install-deps")
+            sys.exit(f"{os.path.basename(sys.argv[0])}: {path} is missing: run .ci/install-deps")
         env["LD_PRELOAD"] = path
     # tcmalloc reports every allocation above 1 GiB on stderr; the GPU traces make many.
     env["TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD"] = str(1 << 62)
@@ -111,6 +111,29 @@ def check_served(name, library, measured):
     served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in measured}
     if name not in served:
         sys.exit(f"speed_table.py: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
+
+
+def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, libdir=LIBDIR):
+    """{benchmark name: row} of every general-purpose allocator, `policies` with the floor, and
+    `by_address` freed by address, each given `subject_args`.
+
+    Every general-purpose allocator runs in a process of its own, glibc included, so that no
+    allocator's heap carries another subject's history: glibc's time depends on it
+    (eor-nn-snapshot: 146-980 ns/op after all of fraglab's policies in its process; on its
+    own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output read
+    here, with the same page faults and system calls). `policies` and the floor share
+    another process."""
+    measured = {}
+    for name, library in GENERAL_PURPOSE:
+        served = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library, libdir), scratch)
+        check_served(name, library, served)
+        measured |= served
+    measured |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + subject_args, preload_env(None),
+                      scratch)
+    if by_address:
+        measured |= bench(bench_bin, ["--policies", ",".join(by_address), "--free-by", "address"] + subject_args,
+                          preload_env(None), scratch)
+    return measured
 
 
 def fmt(x, digits=1):
@@ -158,25 +181,8 @@ def main(argv):
         (["--pattern-events", "16384"] if args.quick else [])
     paths = [path for _, _, path in traces]
     with tempfile.TemporaryDirectory(prefix="speed_table.") as scratch:
-        # Every general-purpose allocator runs in a process of its own, glibc included, so that
-        # no allocator's heap carries another subject's history: glibc's time depends on it
-        # (eor-nn-snapshot: 146-980 ns/op after all of fraglab's policies in its process; on
-        # its own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output
-        # this script reads, with the same page faults and system calls). `policies` and the
-        # floor share another process.
         def measure_all(subject_args, policies, by_address=()):
-            measured_now = {}
-            for name, library in GENERAL_PURPOSE:
-                measured = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library),
-                                 scratch)
-                check_served(name, library, measured)
-                measured_now |= measured
-            measured_now |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + subject_args,
-                                  preload_env(None), scratch)
-            if by_address:
-                measured_now |= bench(bench_bin, ["--policies", ",".join(by_address), "--free-by", "address"] +
-                                      subject_args, preload_env(None), scratch)
-            return measured_now
+            return measure_subjects(bench_bin, subject_args, policies, by_address, scratch)
 
         # Replays: every round takes the traces one at a time and measures every subject on a
         # trace before moving on, so that a trace's ratios compare runs a minute or two apart;

@@ -110,6 +110,39 @@ $py "$root/experiments/check_instructions.py" --build "$build" --record "$record
 expect "check_instructions.py refuses a subject the record has no fraglab count for" \
   '[[ $? -ne 0 ]] && grep -q "records no fraglab subject glibc" "$work/ci.err"'
 
+# host_ratios.py on the trace check_instructions.py counted: each target's ratio is its ns/op
+# over the fastest general-purpose allocator's, as printed; bad input leaves no report.
+ratio_trace=${trace_arg[1]:-$root/../shared/traces/host/$cg_trace.csv}
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+  --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
+expect "host_ratios.py runs" '[[ $? -eq 0 ]] || { cat "$work/hr.err"; false; }'
+expect "host_ratios.md has provenance and the trace's row" \
+  'grep -q "^- command: \`experiments/host_ratios.py" "$work/hr.md" && grep -q "^- machine: " "$work/hr.md" && grep -q "^| $cg_trace | " "$work/hr.md"'
+trace_re=$(sed 's/[+.]/\\&/g' <<<"$cg_trace")
+expect "host_ratios.py sums up every target on the one trace" \
+  '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 4 ]]'
+ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest's ns/op, to
+  # within what rounding both to a tenth of a ns allows
+  awk -F' \\| ' -v t="| $cg_trace" '$1 == t {
+      split($2, fastest, " "); f = fastest[2]; bad = 0
+      for (i = 3; i <= 6; i++) {
+        split($i, c, /[ ()x]+/); d = c[2] - c[1] / f
+        if (d < 0) d = -d
+        if (d > c[2] * (0.05 / f + 0.05 / c[1]) + 0.005) bad = 1
+      }
+      found = 1 } END { exit !(found && !bad) }' "$work/hr.out"
+}
+expect "host_ratios.py's ratios are each preset's ns/op over the fastest general-purpose allocator's" ratios_ok
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-missing.md" \
+  "$work/no-such.trace" > /dev/null 2> "$work/hr.err"
+expect "host_ratios.py refuses a missing trace and writes nothing" \
+  '[[ $? -eq 2 ]] && grep -q "no-such.trace: no such file" "$work/hr.err" && [[ ! -e $work/hr-missing.md ]]'
+mkdir -p "$work/no-allocators"
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/no-allocators" \
+  --rounds 1 --iterations 1 --out "$work/hr-nolib.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
+expect "host_ratios.py names a general-purpose allocator it cannot find and writes nothing" \
+  '[[ $? -ne 0 ]] && grep -q "no-allocators/libjemalloc.so.2 is missing" "$work/hr.err" && [[ ! -e $work/hr-nolib.md ]]'
+
 # The GPU scripts where there is no GPU (or no PyTorch): bad input is still reported as
 # FILE:LINE, and a missing device or PyTorch is exit 77 with the reason, never a traceback.
 printf 'a 1 100\nf 1\n' > "$work/ok.trace"

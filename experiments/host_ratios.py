@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Issue 7's 3x targets measured on any x86-64 machine from a bench_allocators binary and
+trace files alone: for a machine that cannot run speed_table.py (no build, no traced
+programs, nothing to install), such as the GPU machine's host (docs/performance.md).
+
+    experiments/host_ratios.py --bench BIN [--libdir DIR] [--rounds N] [--iterations N]
+                               [--out FILE.md] TRACE...
+
+Each round takes the traces one at a time and replays each under glibc, jemalloc, mimalloc
+and tcmalloc (each preloaded in a process of its own, as speed_table.py loads them), then
+under the targeted presets and the floor in one more process; a subject's ns/op is its
+minimum over the rounds. The table gives each preset's ns/op and its ratio to the fastest
+general-purpose allocator on that trace, as results/speed.md does; --libdir says where the
+general-purpose allocators' libraries are (Debian's names: libjemalloc.so.2,
+libmimalloc.so.2, libtcmalloc_minimal.so.4), for a machine that has them only in a copy.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+from results_io import file_digest, markdown_table, provenance, write_markdown
+from speed_table import GENERAL_PURPOSE, LIBDIR, TARGETS, fmt, measure_subjects
+
+TARGET_RATIO = 3.0
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bench", required=True, help="a bench_allocators binary")
+    parser.add_argument("--libdir", default=LIBDIR, help="where the general-purpose allocators' libraries are")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every measurement; the minimum is kept")
+    parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
+    parser.add_argument("--out", help="also write the table to this Markdown file")
+    parser.add_argument("traces", nargs="+", metavar="TRACE")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds: expected at least 1")
+    if args.iterations < 1:
+        parser.error("--iterations: expected at least 1")
+    for path in [args.bench] + args.traces:
+        if not os.path.isfile(path):
+            parser.error(f"{path}: no such file")
+    return args
+
+
+def measure(args):
+    """{(trace, subject): least ns/op over the rounds}."""
+    subject_args = ["--patterns", "none", "--iterations", str(args.iterations), "--min-events", "1000000"]
+    least = {}
+    with tempfile.TemporaryDirectory(prefix="host_ratios.") as scratch:
+        for r in range(args.rounds):
+            for path in args.traces:
+                rows = measure_subjects(args.bench, subject_args + [path], TARGETS, (), scratch, args.libdir)
+                for name, row in rows.items():
+                    _, trace, subject = name.split("/")[:3]
+                    key = (trace, subject)
+                    least[key] = min(least.get(key, row["ns_per_op"]), row["ns_per_op"])
+            print(f"host_ratios.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)
+    return least
+
+
+def tables(least):
+    """(per-trace rows, per-target summary rows) of the Markdown report."""
+    traces = list(dict.fromkeys(trace for trace, _ in least))
+    rows, ratios = [], {t: {} for t in TARGETS}
+    for trace in traces:
+        fastest = min((least[(trace, name)], name) for name, _ in GENERAL_PURPOSE)
+        row = [trace, f"{fastest[1]} {fmt(fastest[0])}"]
+        for target in TARGETS:
+            ratio = least[(trace, target)] / fastest[0]
+            ratios[target][trace] = ratio
+            row.append(f"{fmt(least[(trace, target)])} ({fmt(ratio, 2)}x)")
+        row.append(fmt(least[(trace, "bump")]))
+        rows.append(row)
+    summary = []
+    for target in TARGETS:
+        worst = max(ratios[target], key=ratios[target].get)
+        met = sum(r <= TARGET_RATIO for r in ratios[target].values())
+        summary.append([target, f"{fmt(ratios[target][worst], 2)}x ({worst})", f"{met} of {len(traces)}"])
+    return rows, summary
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    least = measure(args)
+    rows, summary = tables(least)
+    per_trace = markdown_table(["trace", "fastest general-purpose"] + TARGETS + ["bump"], rows)
+    targets = markdown_table(["preset", "worst ratio", f"traces within {fmt(TARGET_RATIO, 0)}x"], summary)
+    print("\n".join(per_trace + [""] + targets))
+    if args.out:
+        inputs = [(f"input {os.path.basename(p)}", f"sha256 {file_digest(p)}") for p in args.traces]
+        write_markdown(args.out, "Issue 7's ratios on one machine", "host_ratios.py",
+                       provenance("host_ratios.py", argv, inputs),
+                       [[f"The minimum of {args.rounds} rounds, ns per operation of a replay over host memory "
+                         "(`bench_allocators --patterns none --iterations N --min-events 1000000`), and in "
+                         "brackets the ratio to the fastest of glibc, jemalloc, mimalloc and tcmalloc on that "
+                         "trace, each loaded with LD_PRELOAD in a process of its own."],
+                        per_trace, targets])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
