@@ -36,16 +36,30 @@ class system_malloc {
   }
 };
 
-// "glibc", "jemalloc", "mimalloc", "tcmalloc", or the file name of whatever library
-// provides the malloc this process calls.
-inline std::string serving_malloc()
+// The file of the library that defines `symbol` in this process, or empty.
+inline std::string_view defining_file(char const* symbol)
 {
   Dl_info info{};
-  void* const symbol = dlsym(RTLD_DEFAULT, "malloc");
-  if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "unknown";
-  std::string_view const file = info.dli_fname;
-  for (std::string_view known : {"jemalloc", "mimalloc", "tcmalloc"})
-    if (file.find(known) != std::string_view::npos) return std::string(known);
+  void* const address = dlsym(RTLD_DEFAULT, symbol);
+  if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fname == nullptr) return {};
+  return info.dli_fname;
+}
+
+// "glibc", "jemalloc", "mimalloc", "tcmalloc", or the file name of whatever library
+// provides the malloc this process calls. Each of the three is known by a function of its
+// own API defined in the same file as malloc, not by the file's name: a copy under another
+// name (experiments/host_ratios.py --libdir) would otherwise be labelled what it is not.
+inline std::string serving_malloc()
+{
+  std::string_view const file = defining_file("malloc");
+  if (file.empty()) return "unknown";
+  struct signature {
+    char const* name;
+    char const* symbol;
+  };
+  for (auto [name, symbol] : {signature{"jemalloc", "mallctl"}, signature{"mimalloc", "mi_malloc"},
+                              signature{"tcmalloc", "tc_malloc"}})
+    if (defining_file(symbol) == file) return name;
   if (file.find("libc.so") != std::string_view::npos) return "glibc";
   return std::string(file.substr(file.find_last_of('/') + 1));
 }

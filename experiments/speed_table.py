@@ -110,7 +110,7 @@ def check_served(name, library, measured):
     """Exits unless the preloaded library is what served malloc in `measured`."""
     served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in measured}
     if name not in served:
-        sys.exit(f"speed_table.py: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
 
 
 def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, libdir=LIBDIR):

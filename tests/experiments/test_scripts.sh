@@ -148,6 +148,14 @@ $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocato
   --rounds 1 --iterations 1 --out "$work/hr-nolib.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py names a general-purpose allocator it cannot find and writes nothing" \
   '[[ $? -ne 0 ]] && grep -q "no-allocators/libjemalloc.so.2 is missing" "$work/hr.err" && [[ ! -e $work/hr-nolib.md ]]'
+# A copy of tcmalloc under jemalloc's name: the benchmark knows an allocator by its own API,
+# not by its file's name, so the table never labels tcmalloc's times as jemalloc's.
+mkdir -p "$work/misnamed"
+cp -L /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 "$work/misnamed/libjemalloc.so.2"
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/misnamed" \
+  --rounds 1 --iterations 1 --out "$work/hr-misnamed.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
+expect "host_ratios.py refuses a library that is not the allocator its name says and writes nothing" \
+  '[[ $? -ne 0 ]] && grep -q "LD_PRELOAD=libjemalloc.so.2 did not serve malloc (served: \[.tcmalloc.\])" "$work/hr.err" && [[ ! -e $work/hr-misnamed.md ]]'
 
 # The GPU scripts where there is no GPU (or no PyTorch): bad input is still reported as
 # FILE:LINE, and a missing device or PyTorch is exit 77 with the reason, never a traceback.
