@@ -73,14 +73,14 @@ def read_table(path, required):
     """(provenance {key: value}, rows as dicts) of a CSV as write_csv writes it: provenance in
     leading `#` lines, then a header that must have the `required` columns, then rows that must
     have every field. Each row carries its FILE:LINE as row["__where"]."""
-    provenance, rows = {}, []
+    recorded, rows = {}, []
     try:
         with open(path, newline="") as f:
             comments = 0
             line = f.readline()
             while line.startswith("#"):
                 key, _, value = line[1:].strip().partition(": ")
-                provenance[key] = value
+                recorded[key] = value
                 comments += 1
                 line = f.readline()
             f.seek(0)
@@ -99,7 +99,7 @@ def read_table(path, required):
                 rows.append(row)
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from e
-    return provenance, rows
+    return recorded, rows
 
 
 def write_atomically(path, text):
