@@ -1,14 +1,16 @@
 // The replay loop, instantiated once per concrete allocator type so that the hot loop has
-// no virtual call. A metrics pass observes every decision; timed passes (the median of
-// `repeats`) run the same loop without observation, and time only the allocator's work:
-// the clock is read around each batch of events, never around the decoding of a file.
-// Each timed pass starts from a fresh allocator, so it pays for growing the allocator's
-// records, address map and regions and for their first page faults, as a program's run
-// does; with `warm` they all reuse the metrics pass's allocator, as a long-running program
-// and bench_allocators do (over the host backend tf_bfc on perl measured 30% less warm;
-// docs/metrics.md).
+// no virtual call; a timed pass also inlines the allocator's allocate and deallocate into
+// it, as a program compiled with a policy would. A metrics pass observes every decision;
+// timed passes (the median of `repeats`) run the same loop without observation, and time
+// only the allocator's work: the clock is read around each batch of events, never around
+// the decoding of a file. Each timed pass starts from a fresh allocator, so it pays for
+// growing the allocator's records, address map and regions and for their first page
+// faults, as a program's run does; with `warm` they all reuse the metrics pass's
+// allocator, as a long-running program and bench_allocators do (over the host backend
+// tf_bfc on perl measured 30% less warm; docs/metrics.md).
 #pragma once
 
+#include "engine/detail/hot_cold.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/replay/replay_result.hpp"
 #include "experiments/trace/event_batches.hpp"
@@ -132,6 +134,22 @@ void free_block(Alloc& a, slot const& s)
   }
 }
 
+// A strict replay's refusal of event `processed`: out of line, so that the loop that inlines
+// the allocator does not carry the message's formatting.
+[[noreturn]] FRAGLAB_COLD inline void refuse_event(trace::trace const& t, std::uint64_t processed, char const* why)
+{
+  throw input_error(t.name + ": event " + std::to_string(processed) + ": " + why);
+}
+
+// Calls f(arg) with everything f calls inlined into it: a timed pass's loop then holds the
+// allocator's allocate and deallocate, not calls to them, as a program compiled with a
+// policy does (docs/performance.md, thirtieth round).
+template <class F, class Arg>
+FRAGLAB_HOT void inlined_call(F& f, Arg arg)
+{
+  f(arg);
+}
+
 struct pass_totals {
   std::uint64_t processed = 0;
   std::uint64_t failed = 0;  // allocations the allocator could not serve
@@ -161,7 +179,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
       slot& s = slots[e.slot];
       if (e.kind == trace::op::alloc) {
         if (s.state == slot_state::live) {
-          if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": allocation under an id that is still live");
+          if (o.strict) refuse_event(t, processed, "allocation under an id that is still live");
           if constexpr (Observe) ++r.duplicate_allocs;
         } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
           s = {{got.address, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(got.record) & record_mask)}, slot_state::live};
@@ -171,7 +189,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
           stopped = o.stop_on_failure;
         }
       } else if (s.state == slot_state::empty) {
-        if (o.strict) throw input_error(t.name + ": event " + std::to_string(processed) + ": free of an id that is not live");
+        if (o.strict) refuse_event(t, processed, "free of an id that is not live");
         if constexpr (Observe) ++r.unknown_frees;
       } else {
         if (s.state == slot_state::live) free_block(a, s);
@@ -186,10 +204,13 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
     std::size_t const untimed = processed >= untimed_prefix ? 0 : std::min<std::uint64_t>(batch.size(), untimed_prefix - processed);
     if (untimed > 0) apply(batch.first(untimed));
     if (untimed < batch.size() && !stopped) {
-      auto const start = std::chrono::steady_clock::now();
-      apply(batch.subspan(untimed));
-      if constexpr (!Observe)
+      if constexpr (Observe) {
+        apply(batch.subspan(untimed));
+      } else {
+        auto const start = std::chrono::steady_clock::now();
+        inlined_call(apply, batch.subspan(untimed));
         totals.allocator_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+      }
     }
     if (o.progress != nullptr) o.progress->add(batch.size());
   }
