@@ -40,22 +40,26 @@ def parse_arguments(argv):
     for path in [args.bench] + args.traces:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")
+    # The table's rows are by trace name, which bench_allocators takes from the file's name
+    # up to its first dot (bench::load_in_memory): two files of one name would be one row.
+    path_of = {}
+    for path in args.traces:
+        trace = os.path.basename(path).split(".")[0]
+        if path_of.setdefault(trace, path) != path:
+            parser.error(f"{path_of[trace]} and {path} are both the trace {trace}: rename one")
     return args
 
 
 def measure(args):
     """{(trace, subject): least ns/op over the rounds}."""
     subject_args = ["--patterns", "none", "--iterations", str(args.iterations), "--min-events", "1000000"]
-    least, path_of = {}, {}
+    least = {}
     with tempfile.TemporaryDirectory(prefix="host_ratios.") as scratch:
         for r in range(args.rounds):
             for path in args.traces:
                 rows = measure_subjects(args.bench, subject_args + [path], TARGETS, (), scratch, args.libdir)
                 for name, row in rows.items():
                     _, trace, subject = name.split("/")[:3]
-                    # The table's rows are by trace name: two files of one name would be one row.
-                    if path_of.setdefault(trace, path) != path:
-                        sys.exit(f"host_ratios.py: {path_of[trace]} and {path} are both the trace {trace}: rename one")
                     key = (trace, subject)
                     least[key] = min(least.get(key, row["ns_per_op"]), row["ns_per_op"])
             print(f"host_ratios.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)

@@ -141,8 +141,8 @@ mkdir -p "$work/twin"
 cp "$ratio_trace" "$work/twin/"
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
   --out "$work/hr-twin.md" "$ratio_trace" "$work/twin/$(basename "$ratio_trace")" > /dev/null 2> "$work/hr.err"
-expect "host_ratios.py refuses two traces of one name, which would share a row, and writes nothing" \
-  '[[ $? -ne 0 ]] && grep -q "are both the trace $cg_trace: rename one" "$work/hr.err" && [[ ! -e $work/hr-twin.md ]]'
+expect "host_ratios.py refuses two traces of one name, which would share a row, before measuring" \
+  '[[ $? -eq 2 ]] && grep -q "are both the trace $cg_trace: rename one" "$work/hr.err" && [[ ! -e $work/hr-twin.md ]]'
 mkdir -p "$work/no-allocators"
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/no-allocators" \
   --rounds 1 --iterations 1 --out "$work/hr-nolib.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
