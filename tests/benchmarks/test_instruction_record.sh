@@ -28,6 +28,7 @@ trace=$(grep -v -e '^#' -e '^subject,' "$record" | head -1 | cut -d, -f3)
 
 /usr/bin/python3 "$root/experiments/check_instructions.py" --build "$build" --record "$record"
 status=$?
-((status == 0)) || echo "FAIL: a subject costs more instructions than results/speed_instructions.csv records;" \
-  "if that is the price of the change, regenerate the record with experiments/speed_table.py"
+((status == 0)) || echo "FAIL: check_instructions.py exited $status (why: above). If a subject costs more" \
+  "instructions than results/speed_instructions.csv records and that is the price of the change," \
+  "regenerate the record with experiments/speed_table.py"
 exit $status
