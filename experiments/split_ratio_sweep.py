@@ -3,12 +3,14 @@
 on deep-learning workloads and on real programs.
 
     experiments/split_ratio_sweep.py [--fraglab PATH] [--out-dir results] [--quick] [--repeat N]
+                                     [--jobs N]
 
 The split ratio is the split part's `split_ratio` key: a free chunk is split only when it is
 at least split_ratio times the request (1: always; TF's BFC uses 2). The deep-learning
 workloads (experiments/dl_workloads.py) replay on the simulated device; the programs
 (experiments/program_traces.py, traced at run time, and ../shared/traces/host) on the heap
-backend. ns/op is fraglab's median of --repeat timed passes: compare within one run.
+backend. ns/op is fraglab's median of --repeat timed passes: compare within one run. Cells
+run one at a time (--jobs 1) unless --jobs asks for more: the timings are part of the figure.
 
 Writes OUT/split_ratio.csv, .md, and split_ratio_frag4.svg and split_ratio_speed.svg.
 """
@@ -28,6 +30,11 @@ POLICIES = ["tf_bfc", "best_fit"]
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common_arguments(parser, "")
+    # The figure plots ns/op, so cells are timed one at a time unless --jobs says otherwise:
+    # two cells at once on a 2-core machine share its caches and memory bandwidth. The run of
+    # d43401f, two at a time, read best_fit on scp at 25.2, 45.4 and 23.2 ns/op for ratios
+    # 1-3; one at a time (2dbe538) its eight ratios read 17.6-19.3.
+    parser.set_defaults(jobs="1")
     parser.add_argument("--repeat", default="3")
     args = parser.parse_args(argv)
 
