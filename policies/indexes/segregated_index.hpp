@@ -82,6 +82,10 @@ struct fixed_list_mapping {
   }
 };
 
+// The number of first levels: the linear range's, then floor(log2 n) from linear_shift to
+// 63.
+constexpr unsigned first_level_count(unsigned linear_shift) noexcept { return 64 - linear_shift + 1; }
+
 // The lists of a mapping: as many as a run-time mapping asks for, in a vector, or a fixed
 // mapping's count in an array inside the index, so that reaching list i is an offset from
 // the index itself rather than a load of the vector's pointer, and the count a constant
@@ -93,7 +97,7 @@ struct list_storage {
 };
 template <unsigned Sli, unsigned LinearShift, class List>
 struct list_storage<fixed_list_mapping<Sli, LinearShift>, List> {
-  using type = std::array<List, std::size_t{64 - LinearShift + 1} << Sli>;
+  using type = std::array<List, std::size_t{first_level_count(LinearShift)} << Sli>;
 };
 
 template <class Mapping>
@@ -134,7 +138,7 @@ struct basic_segregated_index {
       if (p.sli < 1 || p.sli > 6) throw std::invalid_argument("sli must be in 1..6");
       if (!detail::is_pow2(p.linear_limit) || map_.linear_shift < p.sli)
         throw std::invalid_argument("linear_limit must be a power of two of at least 2^sli");
-      first_levels_ = 64 - map_.linear_shift + 1;
+      first_levels_ = first_level_count(map_.linear_shift);
       if constexpr (requires { lists_.resize(0); }) lists_.resize(std::size_t{first_levels_} << map_.sli);
     }
     index(index&&) = default;

@@ -8,8 +8,9 @@
 # the record was counted with: a release build by the same g++ version (the record's
 # `input g++` line: speed_table.py traces the system's g++ compiling, the compiler Meson
 # builds with unless CXX names another), with valgrind installed and the record's host
-# trace in ../shared/traces. Anywhere else it skips and says why. A change that costs instructions on purpose is recorded by running
-# experiments/speed_table.py again (docs/performance.md, "The benchmark suite").
+# trace in ../shared/traces. Anywhere else it skips and says why. A change that costs
+# instructions on purpose is recorded by running experiments/speed_table.py again
+# (docs/performance.md, "The benchmark suite").
 set -uo pipefail
 build=$(realpath "${1:?usage: test_instruction_record.sh BUILD_DIR GCC_VERSION}")
 gcc_version=${2:?}
