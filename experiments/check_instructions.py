@@ -14,14 +14,21 @@ Exits 1 when a subject costs more than --tolerance per cent (default 2) above it
 0 otherwise. A subject below its record by more than the tolerance is reported as an
 improvement that the record does not show yet (regenerate it with speed_table.py).
 
-A count is exact for one build of one commit, but it depends on the compiler, the Boost
-headers and the build type: compare only with a record made with the same toolchain (the
-record's `machine` line says where it was made). The trace is the record's: a host trace
-(../shared/traces/host/NAME.csv) unless --trace names it.
+Exits 77, the status of a skipped test to meson test, when the counts cannot be compared
+here, and says why: valgrind is not installed, the record's host trace is not in
+../shared/traces (and no --trace names it), or the build's compiler is not the one the
+record was counted with. A count is exact for one build of one commit, but it depends on the
+compiler: the build's is the one its compile_commands.json calls, and the record's is its
+`input g++` line (speed_table.py builds with the system's g++, the compiler it traces). The
+build type matters too, and the record does not name it: the test suite runs this check only
+in release builds, the kind speed_table.py counts in.
 """
 
 import argparse
+import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -29,6 +36,51 @@ from results_io import ROOT, SHARED_TRACES, InputError, read_table
 from speed_table import BY_ADDRESS_KIND, instructions, preload_env
 
 FRAGLAB_KINDS = ("fraglab", BY_ADDRESS_KIND)
+CANNOT_COMPARE = 77  # meson test's (and automake's) status for a skipped test
+
+
+def compiler_version(command):
+    """The first line of `COMMAND --version` without the program's name, which differs between
+    `c++` and `g++` of one compiler: "(Debian 12.2.0-14+deb12u1) 12.2.0"."""
+    try:
+        done = subprocess.run(command + ["--version"], capture_output=True, text=True)
+    except OSError:
+        return None
+    first = done.stdout.partition("\n")[0] if done.returncode == 0 else ""
+    return first.partition(" ")[2] or None
+
+
+def build_compiler(build):
+    """The compiler command that compiles `build`'s C++ (ccache and the like skipped), or None."""
+    try:
+        with open(os.path.join(build, "compile_commands.json")) as f:
+            commands = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for entry in commands:
+        if entry["file"].endswith(".cpp"):
+            words = entry["command"].split()
+            while words and os.path.basename(words[0]) in ("ccache", "sccache"):
+                words.pop(0)
+            return words[:1] or None
+    return None
+
+
+def why_not_comparable(recorded_compiler, build, trace, trace_named):
+    """Why this machine cannot count what the record counted, or None when it can."""
+    if shutil.which("valgrind") is None:
+        return "valgrind is not installed (bash .ci/install-deps installs it)"
+    if not trace_named and not os.path.exists(trace):
+        return f"the record's trace {os.path.relpath(trace)} is not here (--trace names another place)"
+    compiler = build_compiler(build)
+    ours = compiler and compiler_version(compiler)
+    if ours is None:
+        return (f"{build} does not say which compiler builds it (no compile_commands.json), and the record "
+                f"was counted in a build by '{recorded_compiler}'")
+    if ours != recorded_compiler.partition(" ")[2]:
+        return (f"the record was counted in a build by '{recorded_compiler}'; {build} is built by "
+                f"'{compiler[0]} {ours}', and counts compare only within one compiler")
+    return None
 
 
 def subject_args(subject):
@@ -65,6 +117,13 @@ def main(argv):
     if len(traces) != 1:
         sys.exit(f"check_instructions.py: {args.record} counts on several traces ({sorted(traces)}); expected one")
     trace = args.trace or os.path.join(SHARED_TRACES, "host", f"{traces.pop()}.csv")
+    if "input g++" not in header:
+        sys.exit(f"check_instructions.py: {args.record}: expected an '# input g++:' line naming the compiler "
+                 "the record was counted with")
+    reason = why_not_comparable(header["input g++"], args.build, trace, args.trace is not None)
+    if reason:
+        print(f"SKIP: cannot compare here: {reason}")
+        return CANNOT_COMPARE
     if not os.path.exists(trace):
         sys.exit(f"check_instructions.py: {trace}: the record's trace is not there; give it with --trace")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
@@ -93,7 +152,8 @@ def main(argv):
         print(f"below the record by more than {args.tolerance:g}%: {', '.join(better)} "
               "(regenerate the record with experiments/speed_table.py to show it)")
     if worse:
-        print(f"above the record by more than {args.tolerance:g}%: {', '.join(worse)}", file=sys.stderr)
+        print(f"above the record by more than {args.tolerance:g}%: {', '.join(worse)}. If that is the price "
+              "of the change, record it by running experiments/speed_table.py again", file=sys.stderr)
         return 1
     print(f"every subject within {args.tolerance:g}% of its record or below it")
     return 0

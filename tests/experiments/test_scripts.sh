@@ -99,12 +99,21 @@ scaled_record 0.9 "$work/lower.csv"
 $py "$root/experiments/check_instructions.py" --build "$build" --record "$work/lower.csv" --subjects tlsf,tf_bfc "${trace_arg[@]}" \
   > "$work/ci.out" 2> "$work/ci.err"
 expect "check_instructions.py fails on a count 10% above its record, and names it" \
-  '[[ $? -eq 1 ]] && grep -q "above the record by more than 2%: tlsf$" "$work/ci.err"'
+  '[[ $? -eq 1 ]] && grep -q "above the record by more than 2%: tlsf\. If that is the price" "$work/ci.err"'
 scaled_record 1.1 "$work/higher.csv"
 $py "$root/experiments/check_instructions.py" --build "$build" --record "$work/higher.csv" --subjects tlsf "${trace_arg[@]}" \
   > "$work/ci.out" 2> "$work/ci.err"
 expect "check_instructions.py passes a count below its record and says to record it" \
   '[[ $? -eq 0 ]] && grep -q "below the record by more than 2%: tlsf (regenerate" "$work/ci.out"'
+# Where the counts cannot be compared, a skip (77) that says why, before anything is counted.
+sed 's/^# input g++: .*/# input g++: g++ (Another) 99.1.0/' "$record" > "$work/other_gcc.csv"
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$work/other_gcc.csv" "${trace_arg[@]}" > "$work/ci.out"
+expect "check_instructions.py skips a record counted by another compiler, naming both" \
+  '[[ $? -eq 77 ]] && grep -q "counted in a build by .g++ (Another) 99.1.0.; .* is built by .*$(g++ --version | head -1 | cut -d" " -f2-)" "$work/ci.out" && ! grep -q "%$" "$work/ci.out"'
+awk -F, -v OFS=, '!/^#/ && $1 != "subject" { $3 = "no-such-trace" } { print }' "$record" > "$work/no_trace.csv"
+$py "$root/experiments/check_instructions.py" --build "$build" --record "$work/no_trace.csv" > "$work/ci.out"
+expect "check_instructions.py skips a record whose host trace is not here" \
+  '[[ $? -eq 77 ]] && grep -q "SKIP: cannot compare here: the record.s trace .*host/no-such-trace.csv is not here" "$work/ci.out"'
 $py "$root/experiments/check_instructions.py" --build "$build" --record "$record" --subjects glibc "${trace_arg[@]}" \
   > /dev/null 2> "$work/ci.err"
 expect "check_instructions.py refuses a subject the record has no fraglab count for" \
