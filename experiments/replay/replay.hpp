@@ -172,32 +172,39 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
     // A slot without a record is freed by its address. A mask rather than a choice, and a
     // local of the batch: one instruction an allocation (a choice took three; a copy outside
     // the lambda is read through a reference, which every store to a slot's byte-sized state
-    // may alias, so it was loaded again at every allocation).
+    // may alias, so it was loaded again at every allocation). The event count is a local of
+    // the batch for the same reason, and a stop on failure leaves the loop where it happens
+    // rather than each event testing a flag (docs/performance.md, thirty-second round).
     std::uintptr_t const record_mask = o.frees == free_by::reference ? ~std::uintptr_t{0} : 0;
+    std::uint64_t n = processed;
     for (trace::event const& e : events) {
-      ++processed;
+      ++n;
       slot& s = slots[e.slot];
       if (e.kind == trace::op::alloc) {
         if (s.state == slot_state::live) {
-          if (o.strict) refuse_event(t, processed, "allocation under an id that is still live");
+          if (o.strict) refuse_event(t, n, "allocation under an id that is still live");
           if constexpr (Observe) ++r.duplicate_allocs;
         } else if (allocation const got = a.allocate(e.size, e.alignment, e.stream); got) {
           s = {{got.address, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(got.record) & record_mask)}, slot_state::live};
         } else {
           s.state = slot_state::failed;
           ++totals.failed;
-          stopped = o.stop_on_failure;
+          if (o.stop_on_failure) [[unlikely]] {
+            if constexpr (Observe) f->after_event(a, n, r);
+            stopped = true;
+            break;
+          }
         }
       } else if (s.state == slot_state::empty) {
-        if (o.strict) refuse_event(t, processed, "free of an id that is not live");
+        if (o.strict) refuse_event(t, n, "free of an id that is not live");
         if constexpr (Observe) ++r.unknown_frees;
       } else {
         if (s.state == slot_state::live) free_block(a, s);
         s.state = slot_state::empty;
       }
-      if constexpr (Observe) f->after_event(a, processed, r);
-      if (stopped) return;
+      if constexpr (Observe) f->after_event(a, n, r);
     }
+    processed = n;
   };
   auto batches = trace::open_events(t);
   for (auto batch = batches->next(); !batch.empty() && !stopped; batch = batches->next()) {
