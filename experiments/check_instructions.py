@@ -71,12 +71,12 @@ def why_not_comparable(recorded_compiler, build, trace, trace_named):
     if shutil.which("valgrind") is None:
         return "valgrind is not installed (bash .ci/install-deps installs it)"
     if not trace_named and not os.path.exists(trace):
-        return f"the record's trace {os.path.relpath(trace)} is not here (--trace names another place)"
+        return f"the record's trace {os.path.normpath(trace)} is not here (--trace gives another place)"
     compiler = build_compiler(build)
     ours = compiler and compiler_version(compiler)
     if ours is None:
-        return (f"{build} does not say which compiler builds it (no compile_commands.json), and the record "
-                f"was counted in a build by '{recorded_compiler}'")
+        return (f"no compiler that builds {build} answers --version (from its compile_commands.json), and "
+                f"the record was counted in a build by '{recorded_compiler}'")
     if ours != recorded_compiler.partition(" ")[2]:
         return (f"the record was counted in a build by '{recorded_compiler}'; {build} is built by "
                 f"'{compiler[0]} {ours}', and counts compare only within one compiler")
