@@ -124,8 +124,8 @@ def main(argv):
     if reason:
         print(f"SKIP: cannot compare here: {reason}")
         return CANNOT_COMPARE
-    if not os.path.exists(trace):
-        sys.exit(f"check_instructions.py: {trace}: the record's trace is not there; give it with --trace")
+    if not os.path.exists(trace):  # named by --trace: a missing default trace is a skip above
+        sys.exit(f"check_instructions.py: {trace}: no such file (--trace)")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
     if not os.access(count_bin, os.X_OK):
         sys.exit(f"check_instructions.py: {count_bin}: not built (a release build with valgrind's headers builds it)")
