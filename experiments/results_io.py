@@ -46,10 +46,16 @@ def file_digest(path):
     return h.hexdigest()[:16]
 
 
-def provenance(script, argv, inputs=()):
-    """[(key, value)]: the command, commit, machine, date, then `inputs` (key, value) pairs."""
-    commit = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).strip()
-    if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip():
+def provenance(script, argv, inputs=(), outputs=(), root=ROOT):
+    """[(key, value)]: the command, commit, machine, date, then `inputs` (key, value) pairs.
+
+    The commit is marked "(with uncommitted changes)" when a tracked file differs from it,
+    except the `outputs` (paths relative to `root`): files the run in progress has already
+    written, such as the table an earlier step of the same GPU run left in results/, which
+    say nothing about the code that ran."""
+    commit = run(["git", "-C", root, "rev-parse", "HEAD"]).strip()
+    spared = [f":(exclude){path}" for path in outputs]
+    if run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "."] + spared).strip():
         commit += " (with uncommitted changes)"
     cpu = "unknown CPU"
     try:

@@ -54,8 +54,13 @@ def main(argv):
     device_lines = read(os.path.join(args.log_dir, "device.txt")).strip().splitlines()
     device = device_lines[-1] if device_lines else "unknown"
     binaries = read(os.path.join(args.log_dir, "binaries.txt")).strip() or "built in this run"
+    # The speed step of the same run rewrote results/gpu_speed.* (and copied them into the log
+    # folder); a rerun rewrites this page. Neither is a change to the code that was checked.
+    outputs = ["results/gpu_checks.md"]
+    if os.path.exists(os.path.join(args.log_dir, "gpu_speed.md")):
+        outputs += ["results/gpu_speed.csv", "results/gpu_speed.md"]
     header = provenance("device/gpu_checks.py", [args.log_dir],
-                        [("device (name, memory, driver)", device), ("binaries", binaries)])
+                        [("device (name, memory, driver)", device), ("binaries", binaries)], outputs)
 
     rows = []
     for fields in steps:

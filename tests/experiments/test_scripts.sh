@@ -198,6 +198,24 @@ expect "gpu_checks.md records the device, counts, losses and matches" \
    grep -q "| train-tf_bfc | FAILED (exit 1) | policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875 |" "$work/gpu/gpu_checks.md" &&
    grep -q "addresses matched: 7038/7038; segments matched: 61/61" "$work/gpu/gpu_checks.md" &&
    grep -q "Failed: train-tf_bfc." "$work/gpu/gpu_checks.md"'
+# Provenance marks a commit with uncommitted changes for a changed tracked file, except the
+# files the run in progress wrote itself (gpu_checks.py names results/gpu_speed.*).
+repo=$work/prov
+mkdir -p "$repo/results" && git -C "$repo" init -q &&
+  echo code > "$repo/code.txt" && echo old > "$repo/results/table.md" && git -C "$repo" add . &&
+  git -C "$repo" -c user.name=t -c user.email=t commit -qm one
+commit_line() {  # OUTPUTS...: provenance's commit value in $repo, sparing OUTPUTS
+  $py -c 'import sys; sys.path.insert(0, sys.argv[1]); import results_io
+print(dict(results_io.provenance("s.py", [], (), sys.argv[3:], sys.argv[2]))["commit"])' \
+    "$root/experiments" "$repo" "$@"
+}
+echo new > "$repo/results/table.md"
+spared=$(commit_line results/table.md) unspared=$(commit_line)
+echo changed > "$repo/code.txt"
+code_changed=$(commit_line results/table.md)
+expect "provenance spares the run's own outputs and no other change" \
+  '[[ $spared =~ ^[0-9a-f]{40}$ && $unspared == *"(with uncommitted changes)" && $code_changed == *"(with uncommitted changes)" ]]'
+
 printf 'unit-test_cuda_backends ok\ntrain-tf_bfc maybe\n' > "$logs/steps.txt"
 err=$($py "$root/experiments/device/gpu_checks.py" "$logs" --out-dir "$work/gpu-bad" 2>&1); rc=$?
 expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
