@@ -47,6 +47,39 @@ expect "split_ratio.csv has provenance and the sweep's columns" \
   'provenance_ok "$work/out/split_ratio.csv" "family,trace,policy,split_ratio,peak_reserved_bytes,frag4,ns_per_op"'
 expect "split_ratio.csv: ratios 1..8 for both policies on 6 traces" '[[ $(grep -vc "^#" "$work/out/split_ratio.csv") -eq 97 ]]'
 expect "both split-ratio figures are drawn" 'grep -q "<svg" "$work/out/split_ratio_frag4.svg" && grep -q "<svg" "$work/out/split_ratio_speed.svg"'
+# Rounds: through a fraglab whose sweeps report 50 ns/op for odd ratios and 40 for even ones
+# in the first round of the six quick traces, and the other way round after, every cell
+# keeps its least (40); a frag4 that differs between rounds stops the script, writing nothing.
+cat > "$work/fake_fraglab.py" <<'FAKE'
+#!/usr/bin/python3
+import csv, io, os, subprocess, sys
+done = subprocess.run([os.environ["REAL_FRAGLAB"]] + sys.argv[1:], capture_output=True, text=True)
+if sys.argv[1:2] != ["sweep"] or done.returncode != 0:
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    sys.exit(done.returncode)
+count = os.environ["SWEEP_COUNT"]
+n = int(open(count).read()) + 1 if os.path.exists(count) else 1
+open(count, "w").write(str(n))
+rows = list(csv.DictReader(io.StringIO(done.stdout)))
+for r in rows:
+    r["ns_per_op"] = "50" if (int(r["split_ratio"]) % 2 == 1) == (n <= 6) else "40"
+    if n > 6 and os.environ.get("FAKE_FRAG"):
+        r["frag4"] = "0.5"
+out = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+out.writeheader()
+out.writerows(rows)
+FAKE
+chmod +x "$work/fake_fraglab.py"
+REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-a $py "$root/experiments/split_ratio_sweep.py" --quick --repeat 1 \
+  --rounds 2 --fraglab "$work/fake_fraglab.py" --out-dir "$work/rounds" --work-dir "$work" 2> "$work/rounds.err"
+expect "split_ratio_sweep.py --rounds 2 keeps each cell's least ns/op" \
+  '[[ $(grep -v -e "^#" -e "^family," "$work/rounds/split_ratio.csv" | cut -d, -f7 | sort | uniq -c | tr -s " ") == " 96 40" &&
+     $(cat "$work/sweeps-a") -eq 12 ]] && grep -q "the least over 2 rounds of one timed pass" "$work/rounds/split_ratio.md"'
+FAKE_FRAG=1 REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-b $py "$root/experiments/split_ratio_sweep.py" --quick \
+  --repeat 1 --rounds 2 --fraglab "$work/fake_fraglab.py" --out-dir "$work/rounds-bad" --work-dir "$work" 2> "$work/rounds-bad.err"
+expect "split_ratio_sweep.py stops where rounds disagree on frag4, writing nothing" \
+  '[[ $? -ne 0 ]] && grep -q "frag4 0.5, round 1 .*not deterministic" "$work/rounds-bad.err" && [[ ! -e $work/rounds-bad/split_ratio.csv ]]'
 
 $py "$root/experiments/replay_throughput.py" --fraglab "$fraglab" --allocations 2000 --repeat 1 --policies tlsf,best_fit \
   --out-dir "$work/out" --work-dir "$work/data" 2> "$work/speed.err"
