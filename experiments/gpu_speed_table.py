@@ -32,7 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import ROOT, SHARED_TRACES, file_digest, markdown_table, provenance, run, write_csv, write_markdown
+from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, provenance, run, write_csv,
+                        write_markdown)
 from speed_table import bench, fmt, preload_env
 
 PRESETS = ["tf_bfc", "pytorch_caching", "tlsf"]
@@ -66,13 +67,11 @@ def main(argv):
     parser.add_argument("--min-events", type=int, default=200_000,
                         help="more passes where a trace is short: a 4k-event snapshot's 5 passes time a few "
                              "milliseconds, which the host's noise swamps (cudaMalloc's passes take ~50 us an event)")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=at_least_one, default=3,
                         help="rounds of every measurement; a subject's ns/op is its minimum over them, the "
                              "estimate of the unloaded time (the GPU machine's host side is noisy)")
     parser.add_argument("--snapshot", action="append", default=[], help="another snapshot to replay (repeatable)")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds: expected at least 1")
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     fraglab = os.path.join(args.build, "experiments", "fraglab")
     for b in (bench_bin, fraglab):

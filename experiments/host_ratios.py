@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 
-from results_io import file_digest, markdown_table, provenance, write_markdown
+from results_io import at_least_one, file_digest, markdown_table, provenance, write_markdown
 from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects
 
 
@@ -28,15 +28,12 @@ def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bench", required=True, help="a bench_allocators binary")
     parser.add_argument("--libdir", default=LIBDIR, help="where the general-purpose allocators' libraries are")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of every measurement; the minimum is kept")
-    parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
+    parser.add_argument("--rounds", type=at_least_one, default=3, help="rounds of every measurement; the minimum is kept")
+    parser.add_argument("--iterations", type=at_least_one, default=3,
+                        help="timed passes per benchmark (more for short traces)")
     parser.add_argument("--out", help="also write the table to this Markdown file")
     parser.add_argument("traces", nargs="+", metavar="TRACE")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds: expected at least 1")
-    if args.iterations < 1:
-        parser.error("--iterations: expected at least 1")
     for path in [args.bench] + args.traces:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")

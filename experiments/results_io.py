@@ -3,6 +3,7 @@ recording provenance (command, commit, machine, date, input versions), writing a
 CSV (provenance in leading `#` lines) and Markdown, each atomically, and reading such a CSV
 back."""
 
+import argparse
 import csv
 import hashlib
 import io
@@ -148,6 +149,29 @@ def common_arguments(parser, work_dir):
                         help="where inputs are made and kept between runs")
     parser.add_argument("--quick", action="store_true", help="small inputs, a few seconds (for the tests)")
     parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
+
+
+def at_least_one(text):
+    """argparse type of a count of rounds or passes: an integer of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("expected at least 1")
+    return n
+
+
+def rounds_argument(parser, kept):
+    """--rounds N for a script with --quick (common_arguments): how many times it measures
+    everything, `kept` saying what it keeps of them. Read it through rounds_of(args)."""
+    parser.add_argument("--rounds", type=at_least_one, default=None,
+                        help=f"rounds of the measurements (default 3, 1 with --quick); {kept}")
+
+
+def rounds_of(args):
+    """--rounds as given, else 3, or 1 with --quick."""
+    return args.rounds if args.rounds is not None else 1 if args.quick else 3
 
 
 def figures(out_dir, columns, rows, drawings):

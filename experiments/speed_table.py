@@ -38,7 +38,8 @@ import tempfile
 
 import dl_workloads
 import program_traces
-from results_io import ROOT, common_arguments, figures, markdown_table, provenance, run, write_csv, write_markdown
+from results_io import (ROOT, common_arguments, figures, markdown_table, provenance, rounds_argument, rounds_of, run,
+                        write_csv, write_markdown)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library preloaded; None: the process's own glibc malloc), from Debian's
@@ -146,14 +147,9 @@ def main(argv):
     common_arguments(parser, "")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
-    parser.add_argument("--rounds", type=int, default=None,
-                        help="rounds of the replays (default 3, 1 with --quick); each subject's ns/op is its "
-                             "minimum over them")
+    rounds_argument(parser, "each subject's ns/op is its minimum over them")
     args = parser.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.rounds < 1:
-        parser.error("--rounds: expected at least 1")
+    args.rounds = rounds_of(args)
 
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")

@@ -23,7 +23,8 @@ import sys
 
 import dl_workloads
 import program_traces
-from results_io import common_arguments, figures, fraglab_rows, markdown_table, provenance, write_csv, write_markdown
+from results_io import (common_arguments, figures, fraglab_rows, markdown_table, provenance, rounds_argument, rounds_of,
+                        write_csv, write_markdown)
 
 RATIOS = [1, 2, 3, 4, 5, 6, 7, 8]
 POLICIES = ["tf_bfc", "best_fit"]
@@ -43,13 +44,9 @@ def main(argv):
     # a run of cells in the slow state, where the least over three of them reads every row
     # within 1.03-1.34x. More passes of one cell do not help (--repeat 9 read 1.7-1.8x): the
     # slow state outlasts a cell. Rounds a whole sweep apart do.
-    parser.add_argument("--rounds", type=int, default=None, help="sweeps of every trace (default 3, 1 with --quick); "
-                        "a cell's ns/op is its least over them")
+    rounds_argument(parser, "each sweeps every trace, and a cell's ns/op is its least over them")
     args = parser.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.rounds < 1:
-        parser.error("--rounds: expected at least 1")
+    args.rounds = rounds_of(args)
 
     suffix = "-quick" if args.quick else ""
     dl, inputs = dl_workloads.workloads(args.fraglab, os.path.join(args.work_dir, "dl" + suffix), args.quick)
