@@ -154,14 +154,7 @@ struct basic_segregated_index {
 
     void erase(Chunk& c) noexcept
     {
-      std::uint32_t const i = c.free_hook.list;
-      auto& l = lists_[i];
-      l.erase(l.iterator_to(c));
-      if (l.empty()) {
-        unsigned const fl = i >> map_.sli;
-        sl_bitmap_[fl] &= ~(std::uint64_t{1} << (i & sl_mask()));
-        if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
-      }
+      unlink(c);
       --size_;
     }
 
@@ -174,8 +167,9 @@ struct basic_segregated_index {
       std::uint32_t const j = list_number(fresh.size);
       auto& l = lists_[i];
       if (j != i || &l.front() != &old) {
-        erase(old);
-        insert_into(fresh, j);
+        // The count stays: not decremented and incremented again in memory (thirty-third round).
+        unlink(old);
+        link(fresh, j);
         return;
       }
       if (&old == &fresh) return;
@@ -271,18 +265,37 @@ struct basic_segregated_index {
     // insert() into list i, which the caller has computed.
     void insert_into(Chunk& c, std::uint32_t i) noexcept
     {
+      link(c, i);
+      ++size_;
+    }
+
+    // c enters list i and the bitmaps; the count is the caller's.
+    void link(Chunk& c, std::uint32_t i) noexcept
+    {
       c.free_hook.list = i;
       detail::link_first(lists_[i], c);
       sl_bitmap_[i >> map_.sli] |= std::uint64_t{1} << (i & sl_mask());
       fl_bitmap_ |= std::uint64_t{1} << (i >> map_.sli);
-      ++size_;
+    }
+
+    // c leaves its list, and the bitmaps where the list empties; the count is the caller's.
+    void unlink(Chunk& c) noexcept
+    {
+      std::uint32_t const i = c.free_hook.list;
+      auto& l = lists_[i];
+      l.erase(l.iterator_to(c));
+      if (l.empty()) {
+        unsigned const fl = i >> map_.sli;
+        sl_bitmap_[fl] &= ~(std::uint64_t{1} << (i & sl_mask()));
+        if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
+      }
     }
 
     std::uint32_t sl_mask() const noexcept { return (1u << map_.sli) - 1; }
 
     // floor(log2 n), raised to linear_shift below the linear range, where every class is
     // 2^(linear_shift - sli) bytes wide. (n | 1: size 0 falls in list 0.)
-    unsigned class_log2(std::size_t n) const noexcept { return std::max(detail::log2_floor(n | 1), map_.linear_shift); }
+    unsigned class_log2(std::size_t n) const noexcept { return std::max(detail::log2_floor_nonzero(n | 1), map_.linear_shift); }
 
     enum class rounding { down, up };
 

@@ -764,6 +764,19 @@ TEST(UnitAddressSet, FilledAndEmptiedWordsMatchAnAddressOrderedModel)
   EXPECT_TRUE(s.empty());
 }
 
+// The TLSF mapping's floor(log2 n) is one bsr (engine/detail/bits.hpp): it must agree with
+// bit_width's at every power of two and on both sides of it.
+TEST(SegregatedIndex, Log2FloorOfANonZeroSizeIsBitWidthsAnswer)
+{
+  for (unsigned k = 0; k < 64; ++k) {
+    std::size_t const p = std::size_t{1} << k;
+    for (std::size_t const n : {p - 1, p, p + 1, p | (p >> 1)})
+      if (n != 0) EXPECT_EQ(detail::log2_floor_nonzero(n), detail::log2_floor(n)) << n;
+  }
+  EXPECT_EQ(detail::log2_floor_nonzero(~std::size_t{0}), 63u);
+  static_assert(detail::log2_floor_nonzero(1) == 0 && detail::log2_floor_nonzero(4096) == 12);
+}
+
 TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
 {
   index_fixture<segregated_index> f;  // SLI 5, linear below 256 in steps of 8
