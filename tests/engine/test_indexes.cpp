@@ -770,8 +770,11 @@ TEST(SegregatedIndex, Log2FloorOfANonZeroSizeIsBitWidthsAnswer)
 {
   for (unsigned k = 0; k < 64; ++k) {
     std::size_t const p = std::size_t{1} << k;
-    for (std::size_t const n : {p - 1, p, p + 1, p | (p >> 1)})
-      if (n != 0) EXPECT_EQ(detail::log2_floor_nonzero(n), detail::log2_floor(n)) << n;
+    for (std::size_t const n : {p - 1, p, p + 1, p | (p >> 1)}) {
+      if (n != 0) {
+        EXPECT_EQ(detail::log2_floor_nonzero(n), detail::log2_floor(n)) << n;
+      }
+    }
   }
   EXPECT_EQ(detail::log2_floor_nonzero(~std::size_t{0}), 63u);
   static_assert(detail::log2_floor_nonzero(1) == 0 && detail::log2_floor_nonzero(4096) == 12);
