@@ -112,9 +112,11 @@ class allocator {
     if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
     if (size == 0) return {};
     std::size_t const granule = cfg_.size.granule();
-    auto const rounded = cfg_.size.round(size);
-    if (!rounded) return misuse(alloc_status::size_overflow);
-    std::size_t chunk_size = *rounded;  // what the chunk handed out will be
+    // What the chunk handed out will be. A size rule rounds a size of at least 1 to at least
+    // 1 (engine/concepts.hpp), so 0 stands for its overflow: testing the optional kept its
+    // flag on the stack (thirty-third round).
+    std::size_t chunk_size = cfg_.size.round(size).value_or(0);
+    if (chunk_size == 0) [[unlikely]] return misuse(alloc_status::size_overflow);
     std::size_t need = chunk_size;       // what the search asks for
     if (alignment > granule && naturally_aligned(alignment)) {
       // Buddy chunks, and blocks carved from pages of one power-of-two class, are aligned to
@@ -384,11 +386,16 @@ class allocator {
     std::uintptr_t map_base = 0, map_end = 0, reservation_end = 0;
   };
 
-  FRAGLAB_COLD allocation misuse(alloc_status s) noexcept
+  // The refusal is built where it is returned; only the count is out of line. A cold call
+  // that returned the allocation itself wrote it through a pointer, which kept every
+  // allocation's result in memory, three stores and loads more (thirty-third round).
+  allocation misuse(alloc_status s) noexcept
   {
-    ++stats_.misuses;
+    count_misuse();
     return {0, 0, s};
   }
+
+  FRAGLAB_COLD void count_misuse() noexcept { ++stats_.misuses; }
 
   [[gnu::noinline]] bool release(region* r)
   {
@@ -613,12 +620,7 @@ class allocator {
   // Cuts c at `offset`; c keeps the low part, the returned chunk (free, unindexed) the rest.
   chunk* split_at(chunk* c, std::size_t offset)
   {
-    chunk* n = chunks_.create();
-    n->address = c->address + offset;
-    n->size = c->size - offset;
-    n->set_region(c->region());
-    n->prev = c;
-    n->next = c->next;
+    chunk* n = chunks_.create(c->address + offset, c->size - offset, c->region(), c, c->next);
     if (c->next != nullptr) c->next->prev = n;
     else c->region()->last = n;
     c->next = n;
@@ -630,12 +632,7 @@ class allocator {
   // low part, c keeps the rest and its record.
   chunk* split_head(chunk* c, std::size_t offset)
   {
-    chunk* h = chunks_.create();
-    h->address = c->address;
-    h->size = offset;
-    h->set_region(c->region());
-    h->prev = c->prev;
-    h->next = c;
+    chunk* h = chunks_.create(c->address, offset, c->region(), c->prev, c);
     if (c->prev != nullptr) c->prev->next = h;
     else c->region()->first = h;
     c->prev = h;
@@ -1009,11 +1006,7 @@ class allocator {
 
   chunk* make_chunk(std::uintptr_t address, std::size_t size, region* r)
   {
-    chunk* c = chunks_.create();
-    c->address = address;
-    c->size = size;
-    c->set_region(r);
-    return c;
+    return chunks_.create(address, size, r, nullptr, nullptr);
   }
 
   FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept

@@ -34,6 +34,12 @@ struct basic_chunk {
   using hook_type = typename IndexSpec::template hook<basic_chunk>;
 
   basic_chunk() : free_hook() {}
+  // A free chunk with every field given at once: a split's new record is written once, not
+  // zeroed first and then overwritten field by field (thirty-third round).
+  basic_chunk(std::uintptr_t at, std::size_t bytes, region_type* r, basic_chunk* before, basic_chunk* after) noexcept
+      : free_hook(), address(at), size(bytes), prev(before), next(after), region_and_in_use_(reinterpret_cast<std::uintptr_t>(r))
+  {
+  }
   ~basic_chunk() {}  // the hook (Boost's normal_link or fraglab's) has nothing to undo
   basic_chunk(basic_chunk const&) = delete;
   basic_chunk& operator=(basic_chunk const&) = delete;

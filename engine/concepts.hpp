@@ -54,8 +54,9 @@
 // grow); `r.on_acquired(n)`, `r.on_refused(ctx, n)` -> next size to try or 0;
 // `r.release_would_help(ctx, free_region_bytes)` -> bool.
 //
-// Size rule: `r.round(n)` -> std::optional<std::size_t> (empty on overflow); `r.granule()`
-// -> power of two every chunk address and size is a multiple of.
+// Size rule: `r.round(n)` -> std::optional<std::size_t> (empty on overflow; for n >= 1
+// never 0, which the engine reads as overflow); `r.granule()` -> power of two every chunk
+// address and size is a multiple of.
 //
 // Pool rule: `p.pool_of(s, rounded)` -> std::uint32_t, the free index a request searches
 // and a new region joins.
