@@ -388,7 +388,7 @@ class allocator {
 
   // The refusal is built where it is returned; only the count is out of line. A cold call
   // that returned the allocation itself wrote it through a pointer, which kept every
-  // allocation's result in memory, three stores and loads more (thirty-third round).
+  // allocation's result in memory, two stores and two loads more (thirty-third round).
   allocation misuse(alloc_status s) noexcept
   {
     count_misuse();
