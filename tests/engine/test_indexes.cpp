@@ -783,7 +783,10 @@ TEST(SegregatedIndex, Log2FloorOfANonZeroSizeIsBitWidthsAnswer)
 TEST(SegregatedIndex, ClassesFollowTlsfsTwoLevelMapping)
 {
   index_fixture<segregated_index> f;  // SLI 5, linear below 256 in steps of 8
+  EXPECT_EQ(f.ix.list_of(0), (std::pair<unsigned, unsigned>{0, 0}));
+  EXPECT_EQ(f.ix.list_of(7), (std::pair<unsigned, unsigned>{0, 0}));
   EXPECT_EQ(f.ix.list_of(8), (std::pair<unsigned, unsigned>{0, 1}));
+  EXPECT_EQ(f.ix.list_of(128), (std::pair<unsigned, unsigned>{0, 16}));
   EXPECT_EQ(f.ix.list_of(255), (std::pair<unsigned, unsigned>{0, 31}));
   EXPECT_EQ(f.ix.list_of(256), (std::pair<unsigned, unsigned>{1, 0}));
   EXPECT_EQ(f.ix.list_of(264), (std::pair<unsigned, unsigned>{1, 1}));  // 256 + 8: 32 lists of 8 bytes
