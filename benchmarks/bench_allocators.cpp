@@ -1,14 +1,16 @@
 // The allocator benchmark suite (Google Benchmark): every subject runs through the replay
 // loop of `fraglab replay` (experiments/replay/replay.hpp), over events parsed beforehand.
 //
-//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--backend B] [--free-by F] [--malloc]
-//                    [--floor] [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
+//   bench_allocators [--benchmark_* flags] [--policies P,P...] [--policy SPEC]... [--backend B]
+//                    [--free-by F] [--malloc] [--floor] [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
 //                    [--iterations N] [TRACE...]
 //
 // Subjects: fraglab policies over the host backend (real memory, as a program would use
 // them) or another backend (--backend cuda: device memory), freed by the reference their
 // allocation returned, as `fraglab replay` frees, or by address (--free-by address: named
-// POLICY@address), as a program plugged in by pointer frees, the process's malloc (--malloc:
+// POLICY@address), as a program plugged in by pointer frees; --policy adds one more, a name or
+// a whole `compose:` spec, commas included, named by that spec (a configuration a sweep
+// would run, such as a preset's rules with coalesce=never); the process's malloc (--malloc:
 // glibc, or whichever allocator LD_PRELOAD put in front of it), the bump allocator that
 // never reuses memory (--floor), and CUDA's cudaMalloc and cudaMallocAsync
 // (--cuda-baselines; the context names the device).
@@ -40,6 +42,7 @@ namespace po = boost::program_options;
 
 struct options {
   std::vector<std::string> policies, traces, patterns;
+  std::vector<std::string> extra_policies;  // --policy: whole specs, not split at commas
   std::string backend = "host";
   free_by frees = free_by::reference;
   std::vector<std::size_t> live;
@@ -68,6 +71,8 @@ options parse(int argc, char** argv)
   named.add_options()
       ("help,h", "this help")
       ("policies", po::value(&policies)->default_value(default_policies), "fraglab policies, comma-separated, or none")
+      ("policy", po::value(&o.extra_policies),
+       "one more fraglab policy, taken whole (a compose: spec with its commas); repeatable, after --policies")
       ("backend", po::value(&o.backend)->default_value(o.backend), "the policies' backend: host, or cuda, cuda_async, cuda_vmm")
       ("free-by", po::value(&frees)->default_value("reference"),
        "how the policies' blocks are freed: reference (as fraglab replay frees) or address (as a program plugged in by pointer)")
@@ -98,6 +103,7 @@ options parse(int argc, char** argv)
   }
   o.frees = parse_free_by(frees);
   o.policies = split_commas(policies);
+  o.policies.insert(o.policies.end(), o.extra_policies.begin(), o.extra_policies.end());
   o.patterns = split_commas(patterns);
   for (auto const& n : split_commas(live)) {
     std::size_t used = 0;

@@ -4,7 +4,7 @@ trace files alone: for a machine that cannot run speed_table.py (no build, no tr
 programs, nothing to install), such as the GPU machine's host (docs/performance.md).
 
     experiments/host_ratios.py --bench BIN [--libdir DIR] [--rounds N] [--iterations N]
-                               [--out FILE.md] TRACE...
+                               [--variant LABEL=SPEC]... [--out FILE.md] TRACE...
 
 Each round takes the traces one at a time and replays each under glibc, jemalloc, mimalloc
 and tcmalloc (each preloaded in a process of its own, as speed_table.py loads them), then
@@ -13,6 +13,9 @@ minimum over the rounds. The table gives each preset's ns/op and its ratio to th
 general-purpose allocator on that trace, as results/speed.md does; --libdir says where the
 general-purpose allocators' libraries are (Debian's names: libjemalloc.so.2,
 libmimalloc.so.2, libtcmalloc_minimal.so.4), for a machine that has them only in a copy.
+--variant adds a configuration beside the presets, measured in their process and reported
+as they are: a policy or compose: spec under a short label, such as tlsf's rules with
+coalesce=never, to see what one rule costs against the same line.
 """
 
 import argparse
@@ -31,9 +34,15 @@ def parse_arguments(argv):
     parser.add_argument("--rounds", type=at_least_one, default=3, help="rounds of every measurement; the minimum is kept")
     parser.add_argument("--iterations", type=at_least_one, default=3,
                         help="timed passes per benchmark (more for short traces)")
+    parser.add_argument("--variant", action="append", default=[], type=variant, metavar="LABEL=SPEC",
+                        help="also measure SPEC (a policy name or compose: spec) and report it as LABEL; repeatable")
     parser.add_argument("--out", help="also write the table to this Markdown file")
     parser.add_argument("traces", nargs="+", metavar="TRACE")
     args = parser.parse_args(argv)
+    labels = [label for label, _ in args.variant]
+    clashes = sorted({label for label in labels if labels.count(label) > 1 or label in TARGETS})
+    if clashes:
+        parser.error(f"--variant: each label must be new and used once: {', '.join(clashes)}")
     for path in [args.bench] + args.traces:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")
@@ -47,37 +56,48 @@ def parse_arguments(argv):
     return args
 
 
+def variant(text):
+    """LABEL=SPEC, split at the first '=' (a compose: spec has more of its own)."""
+    label, eq, spec = text.partition("=")
+    if not eq or not label or not spec or "/" in label or "/" in spec:
+        raise argparse.ArgumentTypeError(f"expected LABEL=SPEC without '/', got '{text}'")
+    return label, spec
+
+
 def measure(args):
-    """{(trace, subject): least ns/op over the rounds}."""
+    """{(trace, subject): least ns/op over the rounds}; a variant's subject is its label."""
     subject_args = ["--patterns", "none", "--iterations", str(args.iterations), "--min-events", "1000000"]
+    label_of = {spec: label for label, spec in args.variant}
     least = {}
     with tempfile.TemporaryDirectory(prefix="host_ratios.") as scratch:
         for r in range(args.rounds):
             for path in args.traces:
-                rows = measure_subjects(args.bench, subject_args + [path], TARGETS, (), scratch, args.libdir)
+                rows = measure_subjects(args.bench, subject_args + [path], TARGETS, (), scratch, args.libdir,
+                                        specs=list(label_of))
                 for name, row in rows.items():
                     _, trace, subject = name.split("/")[:3]
-                    key = (trace, subject)
+                    key = (trace, label_of.get(subject, subject))
                     least[key] = min(least.get(key, row["ns_per_op"]), row["ns_per_op"])
             print(f"host_ratios.py: round {r + 1} of {args.rounds} measured", file=sys.stderr)
     return least
 
 
-def tables(least):
-    """(per-trace rows, per-target summary rows) of the Markdown report."""
+def tables(least, columns):
+    """(per-trace rows, per-column summary rows) of the Markdown report; `columns` are the
+    presets and the variants' labels."""
     traces = list(dict.fromkeys(trace for trace, _ in least))
-    rows, ratios = [], {t: {} for t in TARGETS}
+    rows, ratios = [], {t: {} for t in columns}
     for trace in traces:
         fastest = min((least[(trace, name)], name) for name, _ in GENERAL_PURPOSE)
         row = [trace, f"{fastest[1]} {fmt(fastest[0])}"]
-        for target in TARGETS:
+        for target in columns:
             ratio = least[(trace, target)] / fastest[0]
             ratios[target][trace] = ratio
             row.append(f"{fmt(least[(trace, target)])} ({fmt(ratio, 2)}x)")
         row.append(fmt(least[(trace, "bump")]))
         rows.append(row)
     summary = []
-    for target in TARGETS:
+    for target in columns:
         worst = max(ratios[target], key=ratios[target].get)
         met = sum(r <= TARGET_RATIO for r in ratios[target].values())
         summary.append([target, f"{fmt(ratios[target][worst], 2)}x ({worst})", f"{met} of {len(traces)}"])
@@ -87,10 +107,12 @@ def tables(least):
 def main(argv):
     args = parse_arguments(argv)
     least = measure(args)
-    rows, summary = tables(least)
-    per_trace = markdown_table(["trace", "fastest general-purpose"] + TARGETS + ["bump"], rows)
-    targets = markdown_table(["preset", "worst ratio", f"traces within {TARGET_RATIO:g}x"], summary)
-    print("\n".join(per_trace + [""] + targets))
+    columns = TARGETS + [label for label, _ in args.variant]
+    rows, summary = tables(least, columns)
+    per_trace = markdown_table(["trace", "fastest general-purpose"] + columns + ["bump"], rows)
+    targets = markdown_table(["subject", "worst ratio", f"traces within {TARGET_RATIO:g}x"], summary)
+    legend = [f"- {label}: `{spec}`" for label, spec in args.variant]
+    print("\n".join(per_trace + [""] + targets + ([""] + legend if legend else [])))
     if args.out:
         inputs = [(f"input {os.path.basename(p)}", f"sha256 {file_digest(p)}") for p in args.traces]
         write_markdown(args.out, "Issue 7's ratios on one machine", "host_ratios.py",
@@ -98,8 +120,9 @@ def main(argv):
                        [[f"The minimum of {args.rounds} rounds, ns per operation of a replay over host memory "
                          "(`bench_allocators --patterns none --iterations N --min-events 1000000`), and in "
                          "brackets the ratio to the fastest of glibc, jemalloc, mimalloc and tcmalloc on that "
-                         "trace, each loaded with LD_PRELOAD in a process of its own."],
-                        per_trace, targets])
+                         "trace, each loaded with LD_PRELOAD in a process of its own."
+                         + (" The variants, measured in the presets' process:" if legend else "")]]
+                       + ([legend] if legend else []) + [per_trace, targets])
 
 
 if __name__ == "__main__":

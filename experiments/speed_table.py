@@ -115,9 +115,11 @@ def check_served(name, library, measured):
         sys.exit(f"{os.path.basename(sys.argv[0])}: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
 
 
-def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, libdir=LIBDIR):
+def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, libdir=LIBDIR, specs=()):
     """{benchmark name: row} of every general-purpose allocator, `policies` with the floor, and
-    `by_address` freed by address, each given `subject_args`.
+    `by_address` freed by address, each given `subject_args`. `specs` are further policies
+    run beside `policies`, each passed whole (a compose: spec keeps its commas) and named by
+    its spec.
 
     Every general-purpose allocator runs in a process of its own, glibc included, so that no
     allocator's heap carries another subject's history: glibc's time depends on it
@@ -130,8 +132,9 @@ def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, lib
         served = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library, libdir), scratch)
         check_served(name, library, served)
         measured |= served
-    measured |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + subject_args, preload_env(None),
-                      scratch)
+    whole = [arg for spec in specs for arg in ("--policy", spec)]
+    measured |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + whole + subject_args,
+                      preload_env(None), scratch)
     if by_address:
         measured |= bench(bench_bin, ["--policies", ",".join(by_address), "--free-by", "address"] + subject_args,
                           preload_env(None), scratch)

@@ -65,6 +65,17 @@ check "$work/min.json" replay/tiny/tlsf/iterations:40/manual_time lifo/tlsf/1000
 check "$work/by_address.json" replay/tiny/tlsf@address/manual_time lifo/tlsf@address/1000/manual_time \
   replay/tiny/bump/manual_time || fail "--free-by address: wrong benchmarks"
 
+# --policy takes one spec whole, commas included, and names the benchmark by it; a compose:
+# spec over a list index is a scan and stops at --scan-live-max like the named lists.
+nocoalesce="compose:index=seglist,fit=good,coalesce=never"
+listed="compose:fit=first,index=list_ao"
+"$bench" "${quick[@]}" --policies tlsf --policy "$nocoalesce" --policy "$listed" --patterns steady --live 1000,2000 \
+  --scan-live-max 1000 "$work/tiny.txt" > "$work/spec.json" || fail "--policy run"
+check "$work/spec.json" replay/tiny/tlsf/manual_time "replay/tiny/$nocoalesce/manual_time" \
+  "replay/tiny/$listed/manual_time" "steady/$nocoalesce/2000/manual_time" "steady/$listed/1000/manual_time" \
+  || fail "--policy: wrong benchmarks"
+grep -q "\"steady/$listed/2000" "$work/spec.json" && fail "a composed scan ran past --scan-live-max"
+
 # Each preloaded allocator that is installed must be the one that is named.
 libdir=/usr/lib/x86_64-linux-gnu
 for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
@@ -77,7 +88,7 @@ for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcma
 done
 
 # Bad input: a clear message and a non-zero exit.
-for bad in "--policies no_such_policy" "--patterns zigzag" "--live 10,x" "--free-by pointer" "$work/missing.txt"; do
+for bad in "--policies no_such_policy" "--policy compose:index=seglist" "--patterns zigzag" "--live 10,x" "--free-by pointer" "$work/missing.txt"; do
   if "$bench" --benchmark_min_time=0.001 $bad > "$work/bad.out" 2> "$work/bad.err"; then fail "accepted: $bad"; fi
   grep -q "bench_allocators: " "$work/bad.err" || fail "no message for: $bad"
 done

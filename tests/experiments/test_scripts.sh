@@ -152,22 +152,26 @@ $py "$root/experiments/check_instructions.py" --build "$build" --record "$record
 expect "check_instructions.py refuses a subject the record has no fraglab count for" \
   '[[ $? -ne 0 ]] && grep -q "records no fraglab subject glibc" "$work/ci.err"'
 
-# host_ratios.py on the trace check_instructions.py counted: each target's ratio is its ns/op
-# over the fastest general-purpose allocator's, as printed; bad input leaves no report.
+# host_ratios.py on the trace check_instructions.py counted: each target's ratio, and a
+# variant's, is its ns/op over the fastest general-purpose allocator's, as printed; bad input
+# leaves no report.
 ratio_trace=${trace_arg[1]:-$root/../shared/traces/host/$cg_trace.csv}
+nocoalesce=compose:index=seglist,fit=good,coalesce=never
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
-  --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
+  --variant "tlsf-nocoalesce=$nocoalesce" --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
 expect "host_ratios.py runs" '[[ $? -eq 0 ]] || { cat "$work/hr.err"; false; }'
 expect "host_ratios.md has provenance and the trace's row" \
   'grep -q "^- command: \`experiments/host_ratios.py" "$work/hr.md" && grep -q "^- machine: " "$work/hr.md" && grep -q "^| $cg_trace | " "$work/hr.md"'
 trace_re=$(sed 's/[+.]/\\&/g' <<<"$cg_trace")
-expect "host_ratios.py sums up every target on the one trace" \
-  '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 4 ]]'
+expect "host_ratios.py sums up every target and the variant on the one trace" \
+  '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit|tlsf-nocoalesce) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 5 ]]'
+expect "host_ratios.md names the variant's spec under its label" \
+  'grep -qxF -- "- tlsf-nocoalesce: \`$nocoalesce\`" "$work/hr.md" && grep -q "| tlsf-nocoalesce | bump |$" "$work/hr.md"'
 ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest's ns/op, to
   # within what rounding both to a tenth of a ns allows
   awk -F' \\| ' -v t="| $cg_trace" '$1 == t {
       split($2, fastest, " "); f = fastest[2]; bad = 0
-      for (i = 3; i <= 6; i++) {
+      for (i = 3; i <= 7; i++) {
         split($i, c, /[ ()x]+/); d = c[2] - c[1] / f
         if (d < 0) d = -d
         if (d > c[2] * (0.05 / f + 0.05 / c[1]) + 0.005) bad = 1
@@ -175,6 +179,12 @@ ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest
       found = 1 } END { exit !(found && !bad) }' "$work/hr.out"
 }
 expect "host_ratios.py's ratios are each preset's ns/op over the fastest general-purpose allocator's" ratios_ok
+for bad in "nolabel" "tlsf=$nocoalesce" "=tlsf"; do
+  $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant "$bad" \
+    --out "$work/hr-bad.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
+  expect "host_ratios.py refuses --variant $bad before measuring" \
+    '[[ $? -eq 2 ]] && grep -q -- "--variant" "$work/hr.err" && [[ ! -e $work/hr-bad.md ]]'
+done
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-missing.md" \
   "$work/no-such.trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses a missing trace and writes nothing" \
