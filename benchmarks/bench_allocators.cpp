@@ -10,7 +10,7 @@
 // allocation returned, as `fraglab replay` frees, or by address (--free-by address: named
 // POLICY@address), as a program plugged in by pointer frees; --policy adds one more, a name or
 // a whole `compose:` spec, commas included, named by that spec (a configuration a sweep
-// would run, such as a preset's rules with coalesce=never); the process's malloc (--malloc:
+// would run, such as TLSF's lists with sli=4); the process's malloc (--malloc:
 // glibc, or whichever allocator LD_PRELOAD put in front of it), the bump allocator that
 // never reuses memory (--floor), and CUDA's cudaMalloc and cudaMallocAsync
 // (--cuda-baselines; the context names the device).

@@ -14,8 +14,10 @@ general-purpose allocator on that trace, as results/speed.md does; --libdir says
 general-purpose allocators' libraries are (Debian's names: libjemalloc.so.2,
 libmimalloc.so.2, libtcmalloc_minimal.so.4), for a machine that has them only in a copy.
 --variant adds a configuration beside the presets, measured in their process and reported
-as they are: a policy or compose: spec under a short label, such as tlsf's rules with
-coalesce=never, to see what one rule costs against the same line.
+as they are: a policy or compose: spec under a short label, such as segregated_pow2 or
+tlsf's mapping with sli=4. The allocator stays warm from pass to pass, so a configuration
+whose free chunks only ever get smaller (a splitting policy with coalesce=never) measures
+a state that worsens with every pass (docs/performance.md, thirty-sixth round).
 """
 
 import argparse
@@ -39,10 +41,13 @@ def parse_arguments(argv):
     parser.add_argument("--out", help="also write the table to this Markdown file")
     parser.add_argument("traces", nargs="+", metavar="TRACE")
     args = parser.parse_args(argv)
-    labels = [label for label, _ in args.variant]
-    clashes = sorted({label for label in labels if labels.count(label) > 1 or label in TARGETS})
-    if clashes:
-        parser.error(f"--variant: each label must be new and used once: {', '.join(clashes)}")
+    # A label or spec may name no other subject: each is a key of the measurements.
+    taken = TARGETS + ["bump"] + [name for name, _ in GENERAL_PURPOSE]
+    for i, part in enumerate(("label", "spec")):
+        names = [v[i] for v in args.variant]
+        clashes = sorted({n for n in names if names.count(n) > 1 or n in taken})
+        if clashes:
+            parser.error(f"--variant: each {part} must name a new subject, once: {', '.join(clashes)}")
     for path in [args.bench] + args.traces:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")

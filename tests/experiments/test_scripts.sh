@@ -156,17 +156,17 @@ expect "check_instructions.py refuses a subject the record has no fraglab count 
 # variant's, is its ns/op over the fastest general-purpose allocator's, as printed; bad input
 # leaves no report.
 ratio_trace=${trace_arg[1]:-$root/../shared/traces/host/$cg_trace.csv}
-nocoalesce=compose:index=seglist,fit=good,coalesce=never
+sli4=compose:index=seglist,fit=good,sli=4
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
-  --variant "tlsf-nocoalesce=$nocoalesce" --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
+  --variant "tlsf-sli4=$sli4" --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
 expect "host_ratios.py runs" '[[ $? -eq 0 ]] || { cat "$work/hr.err"; false; }'
 expect "host_ratios.md has provenance and the trace's row" \
   'grep -q "^- command: \`experiments/host_ratios.py" "$work/hr.md" && grep -q "^- machine: " "$work/hr.md" && grep -q "^| $cg_trace | " "$work/hr.md"'
 trace_re=$(sed 's/[+.]/\\&/g' <<<"$cg_trace")
 expect "host_ratios.py sums up every target and the variant on the one trace" \
-  '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit|tlsf-nocoalesce) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 5 ]]'
+  '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit|tlsf-sli4) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 5 ]]'
 expect "host_ratios.md names the variant's spec under its label" \
-  'grep -qxF -- "- tlsf-nocoalesce: \`$nocoalesce\`" "$work/hr.md" && grep -q "| tlsf-nocoalesce | bump |$" "$work/hr.md"'
+  'grep -qxF -- "- tlsf-sli4: \`$sli4\`" "$work/hr.md" && grep -q "| tlsf-sli4 | bump |$" "$work/hr.md"'
 ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest's ns/op, to
   # within what rounding both to a tenth of a ns allows
   awk -F' \\| ' -v t="| $cg_trace" '$1 == t {
@@ -179,8 +179,8 @@ ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest
       found = 1 } END { exit !(found && !bad) }' "$work/hr.out"
 }
 expect "host_ratios.py's ratios are each preset's ns/op over the fastest general-purpose allocator's" ratios_ok
-for bad in "nolabel" "tlsf=$nocoalesce" "=tlsf"; do
-  $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant "$bad" \
+for bad in "nolabel" "tlsf=$sli4" "=tlsf" "bump=$sli4" "mine=tlsf" "a=$sli4 --variant b=$sli4"; do
+  $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant $bad \
     --out "$work/hr-bad.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
   expect "host_ratios.py refuses --variant $bad before measuring" \
     '[[ $? -eq 2 ]] && grep -q -- "--variant" "$work/hr.err" && [[ ! -e $work/hr-bad.md ]]'
