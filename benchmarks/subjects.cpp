@@ -8,34 +8,17 @@
 
 namespace fraglab::bench {
 
-namespace {
-
-// A compose: spec over a list index, or segregated lists with exact best fit.
-bool composes_a_scan(std::string_view spec)
-{
-  if (!spec.starts_with("compose:")) return false;
-  std::string_view index, fit;
-  std::string_view rest = spec.substr(std::string_view("compose:").size());
-  while (!rest.empty()) {
-    std::size_t const comma = rest.find(',');
-    std::string_view const kv = rest.substr(0, comma);
-    if (kv.starts_with("index=")) index = kv.substr(6);
-    if (kv.starts_with("fit=")) fit = kv.substr(4);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return index.starts_with("list_") || (index == "seglist" && fit == "best");
-}
-
-}  // namespace
-
 subject policy_subject(std::string const& name, std::string const& backend, free_by frees)
 {
   std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{backend});
   // Policies defined as a scan: the classic lists, and seg_best, whose exact best fit scans
   // its size class's list (4.8 us/op at 1e5 live blocks in the steady pattern; its set-up
   // alone would take hours at 1e6); the same pairs spelled as compose: specs.
+  std::optional<index_fit_pair> const composed = composed_pair(name);
+  bool const composed_scan =
+      composed && (composed->index.starts_with("list_") || (composed->index == "seglist" && composed->fit == "best"));
   bool const scans = name.starts_with("list_") || name == "first_fit_lifo" || name == "first_fit_fifo" ||
-                     name == "seg_best" || composes_a_scan(name);
+                     name == "seg_best" || composed_scan;
   return {frees == free_by::address ? name + "@address" : name, [c, frees](trace::trace const& t) { return c->runner(t, frees); },
           scans};
 }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,5 +79,8 @@ struct index_fit_pair {
   std::string_view fit;
 };
 std::vector<index_fit_pair> composable_pairs();
+// The index and fit a `compose:` spec names; std::nullopt for a policy name. Throws
+// std::invalid_argument, as make_composition does, on a malformed spec.
+std::optional<index_fit_pair> composed_pair(std::string_view spec);
 
 }  // namespace fraglab

@@ -6,6 +6,7 @@
 #include "policies/presets/tlsf.hpp"
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -74,7 +75,40 @@ void apply_assignments(param_set& p, std::string_view list)
     if (!kv.empty()) p.set_assignment(kv);
 }
 
+constexpr std::string_view compose_prefix = "compose:";
+
+struct composed_spec {
+  std::string_view index, fit;
+  param_set params;  // the spec's other KEY=VALUE assignments
+};
+
+// A compose: spec taken apart; std::nullopt for a policy name.
+std::optional<composed_spec> parse_compose(std::string_view spec)
+{
+  if (!spec.starts_with(compose_prefix)) return std::nullopt;
+  composed_spec out;
+  for (std::string_view kv : split_commas(spec.substr(compose_prefix.size()))) {
+    std::size_t const eq = kv.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument("in '" + std::string(spec) + "': expected KEY=VALUE, got '" + std::string(kv) + "'");
+    std::string_view const key = kv.substr(0, eq);
+    if (key == "index") out.index = kv.substr(eq + 1);
+    else if (key == "fit") out.fit = kv.substr(eq + 1);
+    else out.params.set(key, kv.substr(eq + 1));
+  }
+  if (out.index.empty() || out.fit.empty())
+    throw std::invalid_argument("'" + std::string(spec) + "' must name index=... and fit=...");
+  return out;
+}
+
 }  // namespace
+
+std::optional<index_fit_pair> composed_pair(std::string_view spec)
+{
+  std::optional<composed_spec> const composed = parse_compose(spec);
+  if (!composed) return std::nullopt;
+  return index_fit_pair{composed->index, composed->fit};
+}
 
 std::span<named_composition const> named_compositions() { return names; }
 
@@ -97,19 +131,10 @@ std::unique_ptr<composition> make_composition(std::string_view spec, param_set c
   backend_choice const backend = registry_detail::with_device_capacity(chosen, user);
   std::string_view index, fit;
   param_set params;
-  constexpr std::string_view compose_prefix = "compose:";
-  if (spec.substr(0, compose_prefix.size()) == compose_prefix) {
-    for (std::string_view kv : split_commas(spec.substr(compose_prefix.size()))) {
-      std::size_t const eq = kv.find('=');
-      if (eq == std::string_view::npos)
-        throw std::invalid_argument("in '" + std::string(spec) + "': expected KEY=VALUE, got '" + std::string(kv) + "'");
-      std::string_view const key = kv.substr(0, eq);
-      if (key == "index") index = kv.substr(eq + 1);
-      else if (key == "fit") fit = kv.substr(eq + 1);
-      else params.set(key, kv.substr(eq + 1));
-    }
-    if (index.empty() || fit.empty())
-      throw std::invalid_argument("'" + std::string(spec) + "' must name index=... and fit=...");
+  if (std::optional<composed_spec> composed = parse_compose(spec)) {
+    index = composed->index;
+    fit = composed->fit;
+    params = std::move(composed->params);
   } else if (auto const* preset = find_preset(spec)) {
     return preset->make(std::string(spec), user, backend);
   } else {
