@@ -209,6 +209,69 @@ $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocato
 expect "host_ratios.py refuses a library that is not the allocator its name says and writes nothing" \
   '[[ $? -ne 0 ]] && grep -q "LD_PRELOAD=libjemalloc.so.2 did not serve malloc (served: \[.tcmalloc.\])" "$work/hr.err" && [[ ! -e $work/hr-misnamed.md ]]'
 
+# compare_builds.py. One binary as both builds: its instruction counts agree exactly, and
+# each time ratio is after over before as printed.
+bench=$build/benchmarks/bench_allocators
+$py "$root/experiments/compare_builds.py" --before "$bench" --after "$bench" --policies tlsf,tf_bfc --rounds 2 \
+  --iterations 1 --count "$ratio_trace" --out "$work/cb.md" "$ratio_trace" > "$work/cb.out" 2> "$work/cb.err"
+expect "compare_builds.py runs" '[[ $? -eq 0 ]] || { cat "$work/cb.err"; false; }'
+expect "compare_builds.md has provenance and names both binaries" \
+  'grep -q "^- command: \`experiments/compare_builds.py" "$work/cb.md" && grep -q "^- machine: " "$work/cb.md" &&
+   [[ $(grep -c "^- input \(before\|after\): \`.*bench_allocators sha256 " "$work/cb.md") -eq 2 ]]'
+expect "compare_builds.py counts one binary's instructions alike" \
+  '[[ $(grep -c -E "^\| $trace_re \| (tlsf|tf_bfc) \| ([0-9.]+) \| \2 \| 1\.000 \|$" "$work/cb.out") -eq 2 ]]'
+time_ratios_ok() {  # each timed row's ratio is after/before, to within rounding
+  awk -F' \\| ' -v t="| $cg_trace" '$1 == t && $2 ~ /^(tlsf|tf_bfc)$/ && NR < 8 {
+      split($5, r, " "); d = r[1] - $4 / $3; if (d < 0) d = -d
+      if (d > 0.0005 + 0.05 * ($4 + $3) / ($3 * $3)) bad = 1
+      n++ } END { exit !(n == 2 && !bad) }' "$work/cb.out"
+}
+expect "compare_builds.py's time ratios are after over before" time_ratios_ok
+expect "compare_builds.py sums up per policy and over all" \
+  '[[ $(grep -c -E "^\| (tlsf|tf_bfc|all) \| [0-9.]+ \| [0-9.]+-[0-9.]+ \| [0-9] of [0-9] \|$" "$work/cb.out") -eq 6 ]]'
+# Two stand-ins that report 10 and 20 ns/op, 5 more on each one's first call: the builds run
+# in turn, before first in odd rounds and after first in even ones, each keeping its least.
+cat > "$work/fake_bench.py" <<'FAKE'
+#!/usr/bin/python3
+import json, os, subprocess, sys
+label, args = sys.argv[1], sys.argv[2:]
+done = subprocess.run([os.environ["REAL_BENCH"]] + args)
+if done.returncode != 0:
+    sys.exit(done.returncode)
+log = os.environ["FAKE_LOG"]
+calls = open(log).read().split().count(label) if os.path.exists(log) else 0
+open(log, "a").write(label + "\n")
+out = next(a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out="))
+data = json.load(open(out))
+for b in data["benchmarks"]:
+    b["ns_per_op"] = {"before": 10.0, "after": 20.0}[label] + (5.0 if calls == 0 else 0.0)
+json.dump(data, open(out, "w"))
+FAKE
+for label in before after; do
+  mkdir -p "$work/$label"
+  printf '#!/bin/sh\nexec /usr/bin/python3 %s %s "$@"\n' "$work/fake_bench.py" "$label" > "$work/$label/bench_allocators"
+  chmod +x "$work/$label/bench_allocators"
+done
+REAL_BENCH=$bench FAKE_LOG=$work/fake.log $py "$root/experiments/compare_builds.py" --before "$work/before/bench_allocators" \
+  --after "$work/after/bench_allocators" --policies tlsf --rounds 3 --iterations 1 "$ratio_trace" > "$work/cb2.out" 2> "$work/cb2.err"
+expect "compare_builds.py alternates the builds' order from round to round" \
+  '[[ $(tr "\n" " " < "$work/fake.log") == "before after after before before after " ]] || { cat "$work/cb2.err"; false; }'
+expect "compare_builds.py keeps each build's least ns/op and divides after by before" \
+  'grep -qxF "| $cg_trace | tlsf | 10.0 | 20.0 | 2.000 |" "$work/cb2.out" && grep -qxF "| tlsf | 2.000 | 2.000-2.000 | 0 of 1 |" "$work/cb2.out"'
+$py "$root/experiments/compare_builds.py" --before "$work/before/bench_allocators" --after "$bench" --count "$ratio_trace" \
+  --out "$work/cb-bad.md" "$ratio_trace" > /dev/null 2> "$work/cb.err"
+expect "compare_builds.py --count refuses a build without count_instructions, before measuring" \
+  '[[ $? -eq 2 ]] && grep -q "needs .*before/count_instructions, beside the --before binary" "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
+for bad in "--policies tlsf,tlsf" "--after $work/no-such-bench" "$work/no-such.trace"; do
+  $py "$root/experiments/compare_builds.py" --before "$bench" --after "$bench" $bad --out "$work/cb-bad.md" \
+    "$ratio_trace" > /dev/null 2> "$work/cb.err"
+  expect "compare_builds.py refuses $bad before measuring" '[[ $? -eq 2 && ! -e $work/cb-bad.md ]]'
+done
+$py "$root/experiments/compare_builds.py" --before "$bench" --after "$bench" --policies no_such_policy --rounds 1 \
+  --iterations 1 --out "$work/cb-bad.md" "$ratio_trace" > /dev/null 2> "$work/cb.err"
+expect "compare_builds.py stops where a build fails, showing why, and writes nothing" \
+  '[[ $? -ne 0 ]] && grep -q "unknown policy .no_such_policy." "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
+
 # The GPU scripts where there is no GPU (or no PyTorch): bad input is still reported as
 # FILE:LINE, and a missing device or PyTorch is exit 77 with the reason, never a traceback.
 printf 'a 1 100\nf 1\n' > "$work/ok.trace"
