@@ -468,8 +468,12 @@ class allocator {
     if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
       if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
     if constexpr (maps_dedicated)
-      if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0)
+      if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0) {
+        // As grow() refuses a findable size below the request: a pool rule whose mapping
+        // cannot hold the request (its arithmetic wrapped) must not hand out a short block.
+        if (bytes < need) return {nullptr, pool, alloc_status::size_overflow};
         if (chunk* c = map_dedicated(bytes)) return {c, pool_for(dedicated_pool_key), alloc_status::ok};
+      }
     reclaim_view view{*this};
     if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
     auto grow_and_select = [&]() -> miss_outcome {

@@ -59,11 +59,15 @@ struct pool_rule {
 
   [[nodiscard]] std::uint64_t pool_key(stream_id, std::size_t) const noexcept { return 0; }
 
-  // sys_alloc's mmap path: only once the heap exists (topsize != 0).
+  // sys_alloc's mmap path: only once the heap exists (topsize != 0). A size that wraps past
+  // 2^64 gets no mapping, as mmap_alloc's own check (mmsize > nb) refuses it; the heap path
+  // then refuses it too.
   [[nodiscard]] std::size_t mapping_size(std::size_t nb, bool heap_started) const noexcept
   {
     if (nb < mmap_threshold || !heap_started) return 0;
-    return (nb + mmap_overhead + page - 1) / page * page;
+    std::size_t padded;
+    if (__builtin_add_overflow(nb, mmap_overhead + page - 1, &padded)) return 0;
+    return padded / page * page;
   }
 };
 

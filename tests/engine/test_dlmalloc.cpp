@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace fraglab::testing {
 namespace {
 
@@ -117,6 +119,31 @@ TEST(Dlmalloc, LargeRequestsGetMappingsOnceTheHeapExistsAndTheTopIsTrimmed)
   EXPECT_EQ(a->stats().reserved_bytes, 77 * 4096u);
   a->deallocate(m.address);  // munmap
   EXPECT_EQ(a->stats().reserved_bytes, 4096u);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST(Dlmalloc, ARequestNear2To64IsRefusedOnceTheHeapExists)
+{
+  // Once the heap exists such a request takes sys_alloc's mmap path, whose padding (63
+  // bytes, then the page) wrapped past 2^64 into a one-page mapping, and a 4 KiB block was
+  // handed out for it (found by fuzz_policy_ops). dlmalloc's mmap_alloc refuses a size that
+  // wraps, and so does the heap path after it (its padding of 96 bytes and the top's foot
+  // wrap too). A little further below 2^64 nothing wraps, and the backend refuses the space.
+  auto a = make();
+  auto const small = a->allocate(100);
+  ASSERT_TRUE(small);
+  std::size_t const max = std::numeric_limits<std::size_t>::max();
+  for (std::size_t const below : {63u, 100u}) {
+    auto const huge = a->allocate(max - below);
+    EXPECT_FALSE(huge) << below;
+    EXPECT_EQ(huge.status, alloc_status::size_overflow) << below;
+  }
+  auto const unwrapped = a->allocate(max - 8 * KiB);
+  EXPECT_FALSE(unwrapped);
+  EXPECT_EQ(unwrapped.status, alloc_status::backend_refused);
+  EXPECT_EQ(a->stats().failed_allocations, 3u);
+  EXPECT_EQ(a->stats().reserved_bytes, 4096u);
+  EXPECT_EQ(a->deallocate(small.address), free_status::ok);
   EXPECT_EQ(a->check_invariants(), "");
 }
 

@@ -312,6 +312,30 @@ TEST(Failure, NoRegionWrapsTheAddressSpace)
   huge_after_small(on_heap);
 }
 
+// A pool rule that maps every request of a MiB or more on its own, in a mapping one page
+// long: arithmetic that wrapped, as dlmalloc's once did for a request near 2^64.
+struct short_mapping_pools : stream_pool_rule {
+  [[nodiscard]] std::size_t mapping_size(std::size_t n, bool) const noexcept { return n >= MiB ? 4 * KiB : 0; }
+};
+
+TEST(Failure, AMappingShorterThanItsRequestIsRefused)
+{
+  // fuzz_policy_ops found dlmalloc handing out a 4 KiB block for a request of 2^64 - 63.
+  using A = alloc_t<policy<tree_index, best_fit, threshold_split, coalescing, growth_rule, quantum_size_rule,
+                           short_mapping_pools>,
+                    heap_backend>;
+  A a(heap_backend{});
+  auto const small = a.allocate(4 * KiB);
+  ASSERT_TRUE(small);
+  auto const big = a.allocate(2 * MiB);
+  EXPECT_FALSE(big);
+  EXPECT_EQ(big.status, alloc_status::size_overflow);
+  EXPECT_EQ(a.stats().failed_allocations, 1u);
+  EXPECT_EQ(a.stats().live_chunks, 1u);
+  EXPECT_EQ(a.deallocate(small.address), free_status::ok);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
 TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
 {
   using A = alloc_t<best_tree>;
