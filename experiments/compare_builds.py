@@ -25,7 +25,8 @@ import statistics
 import sys
 import tempfile
 
-from results_io import at_least_one, file_digest, markdown_table, provenance, write_markdown
+from results_io import (at_least_one, file_digest, markdown_table, provenance, repeated_trace_name, trace_name,
+                        write_markdown)
 from speed_table import TARGETS, bench, fmt, instructions, preload_env
 
 BUILDS = ("before", "after")
@@ -55,14 +56,10 @@ def parse_arguments(argv):
             counter = counter_of(getattr(args, build))
             if not os.path.isfile(counter):
                 parser.error(f"--count needs {counter}, beside the --{build} binary: build it with the benchmarks")
-    # Rows are by trace name, which bench_allocators takes from the file's name up to its
-    # first dot (bench::load_in_memory): two files of one name would be one row.
     for group in (args.traces, args.count):
-        path_of = {}
-        for path in group:
-            trace = trace_name(path)
-            if path_of.setdefault(trace, path) != path:
-                parser.error(f"{path_of[trace]} and {path} are both the trace {trace}: rename one")
+        clash = repeated_trace_name(group)
+        if clash:
+            parser.error(clash)
     return args
 
 
@@ -71,10 +68,6 @@ def policy_list(text):
     if not policies or len(set(policies)) != len(policies):
         raise argparse.ArgumentTypeError(f"expected distinct policy names, comma-separated, got '{text}'")
     return policies
-
-
-def trace_name(path):
-    return os.path.basename(path).split(".")[0]
 
 
 def counter_of(bench_binary):

@@ -32,8 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, provenance, run, write_csv,
-                        write_markdown)
+from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, provenance,
+                        repeated_trace_name, run, trace_name, write_csv, write_markdown)
 from speed_table import bench, fmt, preload_env
 
 PRESETS = ["tf_bfc", "pytorch_caching", "tlsf"]
@@ -81,7 +81,10 @@ def main(argv):
     folder = os.path.join(SHARED_TRACES, "pytorch")
     snapshots = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".pickle")) \
         if os.path.isdir(folder) else []
-    traces = {os.path.basename(p).split(".")[0]: p for p in snapshots + args.snapshot}
+    clash = repeated_trace_name(snapshots + args.snapshot)
+    if clash:
+        sys.exit(f"gpu_speed_table.py: {clash}")
+    traces = {trace_name(p): p for p in snapshots + args.snapshot}
     if not traces:
         sys.exit("gpu_speed_table.py: no snapshots: ../shared/traces/pytorch is empty and no --snapshot was given")
     inputs = [(f"input {n}", f"{os.path.basename(p)}, sha256 {file_digest(p)}") for n, p in traces.items()]

@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 
-from results_io import at_least_one, file_digest, markdown_table, provenance, write_markdown
+from results_io import at_least_one, file_digest, markdown_table, provenance, repeated_trace_name, write_markdown
 from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects
 
 
@@ -51,13 +51,9 @@ def parse_arguments(argv):
     for path in [args.bench] + args.traces:
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file")
-    # The table's rows are by trace name, which bench_allocators takes from the file's name
-    # up to its first dot (bench::load_in_memory): two files of one name would be one row.
-    path_of = {}
-    for path in args.traces:
-        trace = os.path.basename(path).split(".")[0]
-        if path_of.setdefault(trace, path) != path:
-            parser.error(f"{path_of[trace]} and {path} are both the trace {trace}: rename one")
+    clash = repeated_trace_name(args.traces)
+    if clash:
+        parser.error(clash)
     return args
 
 

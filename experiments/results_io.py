@@ -162,6 +162,23 @@ def at_least_one(text):
     return n
 
 
+def trace_name(path):
+    """The name a trace file's rows go by: bench_allocators names a trace by its file name up
+    to the first dot (bench::load_in_memory)."""
+    return os.path.basename(path).split(".")[0]
+
+
+def repeated_trace_name(paths):
+    """A message naming two different files of `paths` that share a trace name, whose rows
+    would merge into one; None when each name is one file's (a path given twice is one file)."""
+    path_of = {}
+    for path in paths:
+        trace = trace_name(path)
+        if path_of.setdefault(trace, path) != path:
+            return f"{path_of[trace]} and {path} are both the trace {trace}: rename one"
+    return None
+
+
 def rounds_argument(parser, kept):
     """--rounds N for a script with --quick (common_arguments): how many times it measures
     everything, `kept` saying what it keeps of them. Read it through rounds_of(args)."""

@@ -39,7 +39,7 @@ import tempfile
 import dl_workloads
 import program_traces
 from results_io import (ROOT, common_arguments, figures, markdown_table, provenance, rounds_argument, rounds_of, run,
-                        write_csv, write_markdown)
+                        trace_name, write_csv, write_markdown)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library preloaded; None: the process's own glibc malloc), from Debian's
@@ -232,7 +232,7 @@ def main(argv):
         if parts[0] in ("steady", "lifo", "shuffled"):
             pattern_rows.append([parts[0], parts[1], int(parts[2]), fmt(r["ns_per_op"], 2)])
     pattern_rows.sort(key=lambda row: (["steady", "lifo", "shuffled"].index(row[0]), row[1], row[2]))
-    cg_rows = [[s, kind, os.path.basename(cg_trace).split(".")[0], ops, fmt(ir, 1)] for s, kind, (ir, ops) in cg]
+    cg_rows = [[s, kind, trace_name(cg_trace), ops, fmt(ir, 1)] for s, kind, (ir, ops) in cg]
 
     header = provenance("speed_table.py", argv, inputs)
     os.makedirs(args.out_dir, exist_ok=True)

@@ -267,6 +267,13 @@ for bad in "--policies tlsf,tlsf" "--after $work/no-such-bench" "$work/no-such.t
     "$ratio_trace" > /dev/null 2> "$work/cb.err"
   expect "compare_builds.py refuses $bad before measuring" '[[ $? -eq 2 && ! -e $work/cb-bad.md ]]'
 done
+twin="$work/twin/$(basename "$ratio_trace")"
+for bad in "$twin" "--count $ratio_trace --count $twin"; do
+  $py "$root/experiments/compare_builds.py" --before "$bench" --after "$bench" --out "$work/cb-bad.md" $bad \
+    "$ratio_trace" > /dev/null 2> "$work/cb.err"
+  expect "compare_builds.py refuses two files of one trace name ($bad) before measuring" \
+    '[[ $? -eq 2 ]] && grep -q "are both the trace $cg_trace: rename one" "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
+done
 $py "$root/experiments/compare_builds.py" --before "$bench" --after "$bench" --policies no_such_policy --rounds 1 \
   --iterations 1 --out "$work/cb-bad.md" "$ratio_trace" > /dev/null 2> "$work/cb.err"
 expect "compare_builds.py stops where a build fails, showing why, and writes nothing" \
@@ -351,6 +358,15 @@ expect "gpu_speed.md names the device, the pack's commit, and has the freed-by-a
    grep -q "^| trace | tf_bfc cuda | pytorch_caching cuda | tlsf cuda | tf_bfc host | pytorch_caching host | tlsf host |" "$work/gpuspeed/gpu_speed.md" &&
    [[ $(sed -n "/^## Freed by address/,\$p" "$work/gpuspeed/gpu_speed.md" | grep "^| " | grep -vc "^| trace ") -eq $snapshots ]] &&
    grep -q "^| tiny-snapshot | " "$work/gpuspeed/gpu_speed.md"'
+
+mkdir -p "$work/twin-snapshot"
+cp "$work/tiny-snapshot.pickle" "$work/twin-snapshot/"
+REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/gpu_speed_table.py" --build "$work/gpubuild" \
+  --out-dir "$work/gpuspeed-twin" --rounds 1 --iterations 1 --snapshot "$work/tiny-snapshot.pickle" \
+  --snapshot "$work/twin-snapshot/tiny-snapshot.pickle" 2> "$work/gpuspeed.err"
+expect "gpu_speed_table.py refuses two snapshots of one name, which would share a row, and writes nothing" \
+  '[[ $? -ne 0 ]] && grep -q "are both the trace tiny-snapshot: rename one" "$work/gpuspeed.err" &&
+   [[ ! -e $work/gpuspeed-twin ]]'
 
 echo "scripts: $passed passed, $failed failed"
 ((failed == 0))
