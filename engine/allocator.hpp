@@ -95,6 +95,10 @@ class allocator {
   {
     cfg_.size.validate();
     cfg_.growth.validate();
+    // An index checks its parameters as it is built, and a pool's index is built at the
+    // pool's first request: built once here, a bad parameter is refused by the constructor,
+    // not thrown out of some later allocate().
+    (void)index_type(cfg_.index);
   }
   allocator(allocator const&) = delete;
   allocator& operator=(allocator const&) = delete;

@@ -91,6 +91,11 @@ struct basic_bins_index {
         throw std::invalid_argument("bin_count must be in 1.." + std::to_string(MaxBins));
       if (p.bin_base < bins_per_doubling)
         throw std::invalid_argument("bin_base must be at least the bins per doubling: no bin narrower than a byte");
+      // Bin b starts at bin_base x 2^(b / bins_per_doubling) or a little above: the last bin
+      // must start below 2^64, where sizes end.
+      if (std::size_t const most = (std::size_t{64} - base_shift_) * bins_per_doubling; p.bin_count > most)
+        throw std::invalid_argument("bin_count " + std::to_string(p.bin_count) + " puts bins above 2^64: from bin_base " +
+                                    std::to_string(p.bin_base) + ", at most " + std::to_string(most));
       std::size_t const step = p.size_step == 0 ? p.bin_base : p.size_step;
       if (!detail::is_pow2(step)) throw std::invalid_argument("size_step must be a power of two");
       bins_.reserve(p.bin_count);

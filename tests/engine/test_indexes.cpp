@@ -606,6 +606,28 @@ TEST(BinsIndex, FinerBinsCutEachDoublingIntoEqualSteps)
   EXPECT_THROW(bins_index::index<chunk_of<bins_index>>(bins_index_params{256, 65}), std::invalid_argument);
 }
 
+// Every bin's lower bound is a size: with a large bin_base, the bins run out of sizes before
+// bin_count does. Found by fuzz_policy_params (fine_bins from 2^30: a shift of 64).
+TEST(BinsIndex, RefusesBinsThatWouldStartAbove2To64)
+{
+  using quarters = basic_bins_index<2, 160>;
+  using quarter_bins = quarters::index<chunk_of<quarters>>;
+  std::size_t const base = std::size_t{1} << 30;
+  EXPECT_THROW(quarter_bins(bins_index_params{base, 34 * 4 + 1}), std::invalid_argument);
+  index_fixture<quarters> f(bins_index_params{base, 34 * 4});  // the last bin starts at 1.75 x 2^63
+  EXPECT_EQ(f.ix.bin_lower_bound(34 * 4 - 1), std::size_t{7} << 61);
+  EXPECT_EQ(f.ix.bin_of(~std::size_t{0}), 34u * 4 - 1);
+  EXPECT_EQ(f.ix.bin_of(std::size_t{7} << 61), 34u * 4 - 1);
+  EXPECT_EQ(f.ix.bin_of((std::size_t{7} << 61) - 1), 34u * 4 - 2);
+
+  using doublings = basic_bins_index<0, 64>;
+  using doubling_bins = doublings::index<chunk_of<doublings>>;
+  EXPECT_THROW(doubling_bins(bins_index_params{base, 35}), std::invalid_argument);
+  index_fixture<doublings> g(bins_index_params{base, 34});
+  EXPECT_EQ(g.ix.bin_lower_bound(33), std::size_t{1} << 63);
+  EXPECT_EQ(g.ix.bin_of(~std::size_t{0}), 33u);
+}
+
 TEST(BinBitmap, FindsTheNextBinAcrossWordsAndClearsTheSummary)
 {
   detail::bin_bitmap<4> m;

@@ -64,6 +64,15 @@ TEST(Registry, NamesComposeSpecsAndErrors)
   EXPECT_THROW(make_composition("tree_best", q, heap), std::invalid_argument);  // not a power of two
   backend_choice unknown{"floppy"};
   EXPECT_THROW(make_composition("tree_best", {}, unknown), std::invalid_argument);
+  // An index's parameters are refused when the allocator is made, not at its first
+  // allocation, which built the first pool's index (fuzz_policy_params).
+  for (auto const& settings : std::vector<std::vector<std::string>>{{"bin_base=3"}, {"bin_count=0"},
+                                                                      {"bin_base=1GiB", "bin_count=160"}}) {
+    param_set bins;
+    for (auto const& kv : settings) bins.set_assignment(kv);
+    EXPECT_THROW(make_composition("compose:index=fine_bins,fit=best", bins, heap)->make(), std::invalid_argument)
+        << settings.front();
+  }
   // Every named composition builds.
   for (auto const& n : named_compositions()) EXPECT_NO_THROW(make_composition(n.name, {}, heap)) << n.name;
 }
