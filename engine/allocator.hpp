@@ -492,7 +492,7 @@ class allocator {
         if (m = grow_and_select(); m.c != nullptr) return m;
     if (!cfg_.growth.release_free_regions) return m;
     ++stats_.release_retries;
-    growth_context const ctx{need, backend_.acquired_bytes(), 0, backend_.granularity()};
+    growth_context const ctx{need, backend_.acquired_bytes(), 0, acquisition_granularity()};
     if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0)
       m = grow_and_select();
     return m;
@@ -929,7 +929,7 @@ class allocator {
     std::size_t const tail_free = merge_tail && !candidate->last->in_use() ? candidate->last->size : 0;
     std::size_t const findable = findable_size<fit_type>(pools_[pool]->index, need);
     if (findable < need) return alloc_status::size_overflow;
-    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, backend_.granularity()};
+    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, acquisition_granularity()};
     growth_decision const d = cfg_.growth.acquisition(ctx);
     if (d.bytes == 0) return d.refusal;
     std::size_t bytes = d.bytes;
@@ -948,6 +948,16 @@ class allocator {
       bytes = cfg_.growth.on_refused(ctx, bytes);
       if (bytes == 0) return why;
     }
+  }
+
+  // What every acquisition is a multiple of: the backend's granularity, or the size rule's
+  // granule where that is larger (both powers of two), since every chunk's size is a multiple
+  // of the granule. The backend rounds only to its own: a quantum of 8 KiB on a heap of 4 KiB
+  // pages, or a backend of 8-byte granularity under TF's 256 B, left a region's last chunk
+  // short of a granule (fuzz_policy_params).
+  [[nodiscard]] std::size_t acquisition_granularity() const noexcept
+  {
+    return std::max<std::size_t>(cfg_.size.granule(), backend_.granularity());
   }
 
   void add_region(std::uint32_t pool, acquisition a, region* candidate, bool merge_tail)

@@ -53,7 +53,7 @@ struct growth_context {
   std::size_t need;         // bytes the new region must supply (rounded, padded for alignment)
   std::size_t acquired;     // bytes held from the backend now
   std::size_t tail_free;    // free bytes at the end of the region new memory would merge with
-  std::size_t granularity;  // the backend's
+  std::size_t granularity;  // every acquisition a multiple of it: the backend's, or the granule if larger
 };
 
 struct growth_decision {

@@ -87,6 +87,10 @@ bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_bas
 fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t least_size)
 {
   fine_bins_index_params b;
+  // Without bin_base the bins start at the smallest chunk's power of two, which must exist.
+  if (!p.has("bin_base") && least_size > (std::size_t{1} << 63))
+    throw std::invalid_argument("fine_bins: the smallest chunk, " + std::to_string(least_size) +
+                                " bytes, has no power of two above it to start the bins at: lower min_size");
   b.bin_base = p.has("bin_base") ? p.size("bin_base")
                                  : std::bit_ceil(std::max<std::size_t>(least_size, fine_bins_index::bins_per_doubling));
   if (p.has("bin_count")) b.bin_count = p.count("bin_count");

@@ -356,6 +356,32 @@ TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
   }
 }
 
+TEST(Growth, AcquisitionsComeInWholeGranulesWhereTheBackendsGranularityIsFiner)
+{
+  // A granule of 8 KiB on a heap of 4 KiB pages: the 12 KiB the growth rule asks for would
+  // end the region half a granule past its last whole chunk, so it grows to 16 KiB. With a
+  // limit of 28 KiB, what is left (12 KiB) holds only one more granule. (fuzz_policy_params:
+  // tf_bfc over a backend of 8-byte granularity.)
+  using A = alloc_t<best_tree, heap_backend>;
+  A::config c;
+  c.size = {.quantum = 8 * KiB, .min_size = 8 * KiB};
+  c.growth.kind = growth_kind::proportional;
+  c.growth.initial = 12 * KiB;
+  c.growth.factor = 1.0;  // each region as large as all before it
+  c.growth.memory_limit = 28 * KiB;
+  A a(heap_backend{}, c);
+  auto const x = a.allocate(1);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(a.stats().reserved_bytes, 16 * KiB);
+  EXPECT_EQ(layout(a), (std::vector<layout_entry>{{heap_base, 8 * KiB, true}, {heap_base + 8 * KiB, 8 * KiB, false}}));
+  ASSERT_TRUE(a.allocate(8 * KiB));
+  auto const z = a.allocate(1);  // 16 KiB asked; 12 KiB of the limit is left, which holds one granule
+  ASSERT_TRUE(z) << to_string(z.status);
+  EXPECT_EQ(a.stats().reserved_bytes, 24 * KiB);
+  EXPECT_FALSE(a.allocate(1));  // 4 KiB left: less than a granule
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
 }  // namespace
 }  // namespace fraglab::testing
 

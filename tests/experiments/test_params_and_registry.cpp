@@ -67,7 +67,8 @@ TEST(Registry, NamesComposeSpecsAndErrors)
   // An index's parameters are refused when the allocator is made, not at its first
   // allocation, which built the first pool's index (fuzz_policy_params).
   for (auto const& settings : std::vector<std::vector<std::string>>{{"bin_base=3"}, {"bin_count=0"},
-                                                                      {"bin_base=1GiB", "bin_count=160"}}) {
+                                                                      {"bin_base=1GiB", "bin_count=160"},
+                                                                      {"min_size=9223372036854775809"}}) {
     param_set bins;
     for (auto const& kv : settings) bins.set_assignment(kv);
     EXPECT_THROW(make_composition("compose:index=fine_bins,fit=best", bins, heap)->make(), std::invalid_argument)
