@@ -1,0 +1,133 @@
+// Shared by fuzz_policy_ops and fuzz_policy_params: random operations on one allocator, with
+// every operation checked. Allocations of any size and alignment (misuse included), frees by
+// reference and by address, misuse frees, and releases of free regions. After every operation
+// the allocator's own check_invariants() must pass, live blocks must not overlap and must be
+// aligned, the live byte count must match what is live, and misuse must be reported and
+// change nothing. Any breach aborts with the policy's name and what broke.
+//
+// The bytes are read in a fixed order, so a corpus input replays the same operations for as
+// long as this order stays: change it only with the seeds (tests/fuzz/make_corpus.py).
+#pragma once
+
+#include "experiments/registry/composition.hpp"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fraglab::fuzz {
+
+[[noreturn]] inline void bug(std::string const& policy, std::string const& what)
+{
+  std::fprintf(stderr, "fraglab fuzz (%s): %s\n", policy.c_str(), what.c_str());
+  std::abort();
+}
+
+namespace detail {
+
+struct live_block {
+  std::size_t requested;
+  void* record;  // allocation::record, for a free by reference
+};
+
+inline std::size_t pick_size(FuzzedDataProvider& in)
+{
+  switch (in.ConsumeIntegralInRange<int>(0, 9)) {
+    case 0: return 0;
+    case 1: return std::numeric_limits<std::size_t>::max() - in.ConsumeIntegralInRange<std::size_t>(0, 1 << 20);
+    case 2: return in.ConsumeIntegralInRange<std::size_t>(1 << 20, std::size_t{1} << 27);
+    default: return in.ConsumeIntegralInRange<std::size_t>(1, 1 << 14);
+  }
+}
+
+inline std::size_t pick_alignment(FuzzedDataProvider& in)
+{
+  int const k = in.ConsumeIntegralInRange<int>(-2, 14);
+  if (k == -2) return 0;
+  if (k == -1) return 3 << in.ConsumeIntegralInRange<int>(0, 8);  // not a power of two
+  return k < 8 ? 1 : std::size_t{1} << k;                          // mostly the natural alignment
+}
+
+}  // namespace detail
+
+// Up to 2000 operations on `a` from the rest of `in`, then everything still live freed.
+inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_allocator& a)
+{
+  std::map<std::uintptr_t, detail::live_block> live;
+  std::vector<block_ref> freed;
+  std::size_t live_bytes = 0;
+  auto check = [&](char const* after) {
+    if (std::string const why = a.check_invariants(); !why.empty()) bug(name, std::string(after) + ": " + why);
+    if (a.counters().live_bytes != live_bytes) bug(name, std::string(after) + ": live bytes disagree");
+  };
+
+  for (int steps = 0; in.remaining_bytes() > 0 && steps < 2000; ++steps) {
+    switch (in.ConsumeIntegralInRange<int>(0, 6)) {
+      case 0:
+      case 1:
+      case 2: {
+        std::size_t const n = detail::pick_size(in), alignment = detail::pick_alignment(in);
+        auto const stream = in.ConsumeIntegralInRange<std::uint64_t>(0, 2);
+        allocation const got = a.allocate(n, alignment, stream);
+        bool const bad_alignment = alignment == 0 || (alignment & (alignment - 1)) != 0;
+        if (bad_alignment && got.status != alloc_status::bad_alignment) bug(name, "a bad alignment was not reported");
+        if (!got || n == 0) break;
+        if (got.address % alignment != 0) bug(name, "an allocation is misaligned");
+        if (got.size < n) bug(name, "a chunk is smaller than its request");
+        auto const next = live.lower_bound(got.address);
+        if (next != live.end() && next->first < got.address + n) bug(name, "a new block overlaps a live one");
+        if (next != live.begin() && std::prev(next)->first + std::prev(next)->second.requested > got.address)
+          bug(name, "a new block overlaps a live one");
+        live.emplace(got.address, detail::live_block{n, got.record});
+        live_bytes += n;
+        check("allocate");
+        break;
+      }
+      case 3:
+      case 4: {
+        if (live.empty()) break;
+        auto it = live.begin();
+        std::advance(it, in.ConsumeIntegralInRange<std::size_t>(0, live.size() - 1));
+        block_ref const b{it->first, it->second.record};
+        if ((in.ConsumeBool() ? a.deallocate(b) : a.deallocate(b.address)) != free_status::ok) bug(name, "freeing a live block failed");
+        live_bytes -= it->second.requested;
+        freed.push_back(b);
+        live.erase(it);
+        check("deallocate");
+        break;
+      }
+      case 5: {
+        // Misuse: a freed block (unless its address is live again) by address or by its
+        // stale reference, an interior pointer, or a wild one.
+        block_ref b{in.ConsumeIntegral<std::uintptr_t>(), nullptr};
+        int const kind = in.ConsumeIntegralInRange<int>(0, 2);
+        if (kind == 0 && !freed.empty()) b = freed[in.ConsumeIntegralInRange<std::size_t>(0, freed.size() - 1)];
+        if (kind == 1 && !live.empty() && live.begin()->second.requested > 1) b = {live.begin()->first + 1, nullptr};
+        if (b.address == 0 || live.count(b.address) != 0) break;
+        if (in.ConsumeBool()) b.record = nullptr;
+        auto const before = a.counters();
+        if (a.deallocate(b) == free_status::ok) bug(name, "a free of a block that is not live succeeded");
+        if (a.counters().live_bytes != before.live_bytes || a.counters().reserved_bytes != before.reserved_bytes)
+          bug(name, "a misuse free changed the allocator");
+        check("misuse");
+        break;
+      }
+      case 6:
+        a.release_free_regions();
+        check("release_free_regions");
+        break;
+    }
+  }
+  for (auto const& [address, block] : live)
+    if (a.deallocate(address) != free_status::ok) bug(name, "freeing a live block at the end failed");
+  live_bytes = 0;
+  check("freeing everything");
+}
+
+}  // namespace fraglab::fuzz
