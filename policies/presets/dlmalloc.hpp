@@ -26,10 +26,12 @@
 #pragma once
 
 #include "engine/allocator.hpp"
+#include "engine/detail/bits.hpp"
 #include "policies/presets/dlmalloc_bins.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace fraglab::presets::dlmalloc {
 
@@ -65,9 +67,8 @@ struct pool_rule {
   [[nodiscard]] std::size_t mapping_size(std::size_t nb, bool heap_started) const noexcept
   {
     if (nb < mmap_threshold || !heap_started) return 0;
-    std::size_t padded;
-    if (__builtin_add_overflow(nb, mmap_overhead + page - 1, &padded)) return 0;
-    return padded / page * page;
+    std::optional<std::size_t> const padded = detail::add_checked(nb, mmap_overhead);
+    return padded ? detail::align_up_checked(*padded, page).value_or(0) : 0;
   }
 };
 
