@@ -10,25 +10,10 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-std::vector<std::string> const& every_policy()
-{
-  static std::vector<std::string> const names = [] {
-    std::vector<std::string> v;
-    for (auto const& p : fraglab::preset_list()) v.emplace_back(p.name);
-    for (auto const& n : fraglab::named_compositions()) v.emplace_back(n.name);
-    return v;
-  }();
-  return names;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
 {
+  static std::vector<std::string> const names = fraglab::fuzz::named_policies();
   FuzzedDataProvider in(data, size);
-  auto const& names = every_policy();
   std::string const& name = names[in.ConsumeIntegralInRange<std::size_t>(0, names.size() - 1)];
   fraglab::backend_choice backend;
   if (in.ConsumeBool()) backend.capacity = in.ConsumeIntegralInRange<std::size_t>(1 << 20, std::size_t{1} << 28);

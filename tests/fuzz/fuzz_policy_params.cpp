@@ -15,9 +15,11 @@
 
 #include <array>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -27,9 +29,7 @@ using namespace fraglab;
 std::vector<std::string> const& every_spec()
 {
   static std::vector<std::string> const specs = [] {
-    std::vector<std::string> v;
-    for (auto const& p : preset_list()) v.emplace_back(p.name);
-    for (auto const& n : named_compositions()) v.emplace_back(n.name);
+    std::vector<std::string> v = fuzz::named_policies();
     for (auto const& [index, fit] : composable_pairs())
       v.push_back("compose:index=" + std::string(index) + ",fit=" + std::string(fit));
     return v;
@@ -149,8 +149,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   backend.kind = std::array<char const*, 3>{"", "simulated", "heap"}[in.ConsumeIntegralInRange<int>(0, 2)];
   if (in.ConsumeBool()) backend.capacity = in.ConsumeIntegralInRange<std::size_t>(1 << 20, std::size_t{1} << 28);
 
-  if (try_build(spec, {}, backend) == nullptr) return 0;  // a policy that needs another backend
+  std::unique_ptr<any_allocator> a = try_build(spec, {}, backend);
+  if (a == nullptr) return 0;  // a policy that needs another backend
 
+  // Each setting kept replaces the allocator by one made with it.
   param_set settings;
   std::string label = spec + " (backend '" + backend.kind + "', capacity " + std::to_string(backend.capacity) + ")";
   for (int n = in.ConsumeIntegralInRange<int>(0, 8); n > 0; --n) {
@@ -162,12 +164,12 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     } catch (std::invalid_argument const&) {
       continue;  // a malformed value, refused where it is read
     }
-    if (try_build(spec, trial, backend) == nullptr) continue;
-    settings = trial;
+    std::unique_ptr<any_allocator> made = try_build(spec, trial, backend);
+    if (made == nullptr) continue;
+    a = std::move(made);
+    settings = std::move(trial);
     label += " " + std::string(k.key) + "=" + value;
   }
-  auto const a = try_build(spec, settings, backend);
-  if (a == nullptr) fuzz::bug(label, "settings accepted one by one were refused together");
   fuzz::run_policy_ops(in, label, *a);
   return 0;
 }

@@ -29,6 +29,16 @@ namespace fraglab::fuzz {
   std::abort();
 }
 
+// Every policy `fraglab policies` names: the presets, then the named compositions. The
+// order is part of what a corpus input means (its first choice indexes this list).
+inline std::vector<std::string> named_policies()
+{
+  std::vector<std::string> v;
+  for (auto const& p : preset_list()) v.emplace_back(p.name);
+  for (auto const& n : named_compositions()) v.emplace_back(n.name);
+  return v;
+}
+
 namespace detail {
 
 struct live_block {
