@@ -4,6 +4,9 @@
 // corner (a quantum of 1, a header larger than the minimum, a split ratio of 7.3, buddy
 // coalescing under a bins index) would otherwise first meet a user.
 //
+// The backend is the policy's own, the simulated one, the heap, or the host's real memory, where
+// the operations also write into every block (policy_ops_driver.hpp).
+//
 // A setting is kept only where make_composition accepts it; one it refuses must say why
 // (std::invalid_argument with a message), as the command line shows it. The allocator built
 // from the settings kept must then keep every invariant of the operations' checks.
@@ -146,8 +149,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   auto const& specs = every_spec();
   std::string const& spec = specs[in.ConsumeIntegralInRange<std::size_t>(0, specs.size() - 1)];
   backend_choice backend;
-  backend.kind = std::array<char const*, 3>{"", "simulated", "heap"}[in.ConsumeIntegralInRange<int>(0, 2)];
-  if (in.ConsumeBool()) backend.capacity = in.ConsumeIntegralInRange<std::size_t>(1 << 20, std::size_t{1} << 28);
+  backend.kind = std::array<char const*, 4>{"", "simulated", "heap", "host"}[in.ConsumeIntegralInRange<int>(0, 3)];
+  bool const real_memory = backend.kind == "host";
+  // Real memory is always bounded, so that an input's acquisitions fit the fuzzer's RSS limit.
+  if (in.ConsumeBool() || real_memory) backend.capacity = in.ConsumeIntegralInRange<std::size_t>(1 << 20, std::size_t{1} << 28);
 
   std::unique_ptr<any_allocator> a = try_build(spec, {}, backend);
   if (a == nullptr) return 0;  // a policy that needs another backend
@@ -170,6 +175,6 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     settings = std::move(trial);
     label += " " + std::string(k.key) + "=" + value;
   }
-  fuzz::run_policy_ops(in, label, *a);
+  fuzz::run_policy_ops(in, label, *a, real_memory ? fuzz::memory::real : fuzz::memory::simulated);
   return 0;
 }

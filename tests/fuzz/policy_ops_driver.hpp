@@ -5,6 +5,11 @@
 // aligned, the live byte count must match what is live, and misuse must be reported and
 // change nothing. Any breach aborts with the policy's name and what broke.
 //
+// Over real memory (the host backend) each new block's first and last byte are written with
+// a stamp of its address, and read back when it is freed: under AddressSanitizer a block that
+// reaches past the memory its region acquired faults, and one the allocator wrote into while
+// it was live (records are kept out of band) fails the read.
+//
 // The bytes are read in a fixed order, so a corpus input replays the same operations for as
 // long as this order stays: change it only with the seeds (tests/fuzz/make_corpus.py).
 #pragma once
@@ -64,10 +69,14 @@ inline std::size_t pick_alignment(FuzzedDataProvider& in)
   return k < 8 ? 1 : std::size_t{1} << k;                          // mostly the natural alignment
 }
 
+inline unsigned char stamp_of(std::uintptr_t address) { return static_cast<unsigned char>(address * 0x9E3779B1u >> 24) | 1; }
+
 }  // namespace detail
 
+enum class memory { simulated, real };
+
 // Up to 2000 operations on `a` from the rest of `in`, then everything still live freed.
-inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_allocator& a)
+inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_allocator& a, memory kind = memory::simulated)
 {
   std::map<std::uintptr_t, detail::live_block> live;
   std::vector<block_ref> freed;
@@ -75,6 +84,21 @@ inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_
   auto check = [&](char const* after) {
     if (std::string const why = a.check_invariants(); !why.empty()) bug(name, std::string(after) + ": " + why);
     if (a.counters().live_bytes != live_bytes) bug(name, std::string(after) + ": live bytes disagree");
+  };
+  auto stamp = [&](std::uintptr_t address, std::size_t n) {
+    if (kind != memory::real) return;
+    auto* const bytes = reinterpret_cast<unsigned char*>(address);
+    bytes[0] = bytes[n - 1] = detail::stamp_of(address);
+  };
+  auto free_live = [&](std::uintptr_t address, detail::live_block const& block, bool by_reference) {
+    if (kind == memory::real) {
+      auto const* const bytes = reinterpret_cast<unsigned char const*>(address);
+      if (bytes[0] != detail::stamp_of(address) || bytes[block.requested - 1] != detail::stamp_of(address))
+        bug(name, "a live block's bytes were overwritten");
+    }
+    block_ref const b{address, block.record};
+    if ((by_reference ? a.deallocate(b) : a.deallocate(address)) != free_status::ok) bug(name, "freeing a live block failed");
+    freed.push_back(b);
   };
 
   for (int steps = 0; in.remaining_bytes() > 0 && steps < 2000; ++steps) {
@@ -95,6 +119,7 @@ inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_
         if (next != live.begin() && std::prev(next)->first + std::prev(next)->second.requested > got.address)
           bug(name, "a new block overlaps a live one");
         live.emplace(got.address, detail::live_block{n, got.record});
+        stamp(got.address, n);
         live_bytes += n;
         check("allocate");
         break;
@@ -104,10 +129,8 @@ inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_
         if (live.empty()) break;
         auto it = live.begin();
         std::advance(it, in.ConsumeIntegralInRange<std::size_t>(0, live.size() - 1));
-        block_ref const b{it->first, it->second.record};
-        if ((in.ConsumeBool() ? a.deallocate(b) : a.deallocate(b.address)) != free_status::ok) bug(name, "freeing a live block failed");
+        free_live(it->first, it->second, in.ConsumeBool());
         live_bytes -= it->second.requested;
-        freed.push_back(b);
         live.erase(it);
         check("deallocate");
         break;
@@ -134,8 +157,7 @@ inline void run_policy_ops(FuzzedDataProvider& in, std::string const& name, any_
         break;
     }
   }
-  for (auto const& [address, block] : live)
-    if (a.deallocate(address) != free_status::ok) bug(name, "freeing a live block at the end failed");
+  for (auto const& [address, block] : live) free_live(address, block, false);
   live_bytes = 0;
   check("freeing everything");
 }
