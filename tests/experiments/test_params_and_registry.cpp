@@ -71,7 +71,7 @@ TEST(Registry, NamesComposeSpecsAndErrors)
                                                                       {"min_size=9223372036854775809"}}) {
     param_set bins;
     for (auto const& kv : settings) bins.set_assignment(kv);
-    EXPECT_THROW(make_composition("compose:index=fine_bins,fit=best", bins, heap)->make(), std::invalid_argument)
+    EXPECT_THROW((void)make_composition("compose:index=fine_bins,fit=best", bins, heap)->make(), std::invalid_argument)
         << settings.front();
   }
   // Every named composition builds.
