@@ -9,8 +9,9 @@ namespace {
 
 [[noreturn]] void unavailable(backend_choice const& b)
 {
+  // "backend KIND: why", as the CUDA backends word a missing device.
   throw std::invalid_argument("backend " + b.kind +
-                              " needs fraglab built with the CUDA Toolkit (meson setup -Dcuda=enabled; see docs/gpu.md)");
+                              ": needs fraglab built with the CUDA Toolkit (meson setup -Dcuda=enabled; see docs/gpu.md)");
 }
 
 }  // namespace
