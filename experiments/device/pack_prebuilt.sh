@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 dest=${2:-.gpu}
-programs=(tests/test_engine_units tests/test_presets tests/test_conformance tests/test_property
+programs=(tests/test_engine_units tests/test_presets tests/test_compositions
           tests/test_experiments tests/test_pytorch_plugin tests/test_cuda_backends
           experiments/fraglab benchmarks/bench_allocators plugins/libfraglab_pytorch_allocator.so)
 for p in "${programs[@]}"; do

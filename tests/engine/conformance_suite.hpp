@@ -1,5 +1,5 @@
 // The contract every composition keeps: a type-parameterised suite, instantiated for each
-// (index, fit) pair by test_conformance_trees.cpp and test_conformance_lists.cpp (one
+// (index, fit) pair by test_compositions_trees.cpp and test_compositions_lists.cpp (one
 // translation unit each, so that the build compiles the halves in parallel).
 #pragma once
 

@@ -3,8 +3,8 @@
 // backend, with immediate, deferred and no coalescing, varied size distributions,
 // alignments, streams and capacities. check_invariants() runs after every step. Seeds are
 // fixed and printed on failure (SCOPED_TRACE in drive()). A type-parameterised suite,
-// instantiated by test_property_trees.cpp and test_property_lists.cpp: one translation unit
-// each, so that the build compiles the halves in parallel.
+// instantiated by test_compositions_trees.cpp and test_compositions_lists.cpp: one
+// translation unit each, so that the build compiles the halves in parallel.
 #pragma once
 
 #include "support/compositions.hpp"

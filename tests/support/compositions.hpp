@@ -17,6 +17,8 @@ namespace fraglab::testing {
 // Two halves, each instantiated by its own translation unit of the typed suites
 // (TYPED_TEST_SUITE_P), so that a two-core build compiles them side by side: one
 // translation unit over all 22 took a third of the sanitizer build's wall time alone.
+// Each half's file instantiates both suites (conformance and randomized invariants): most
+// of a composition's compile time is its allocator, which two files would each compile.
 // A new composition joins the half its index belongs to.
 using tree_and_bin_compositions = ::testing::Types<
     policy<bins_index, best_fit>, policy<bins_index, worst_fit>,                                  //
