@@ -8,7 +8,7 @@
 //   - the top bits choose a directory, created on first use and remembered, so that a run
 //     whose blocks lie in one span of 2^30 granules (16 GiB at a 16-byte granule) compares
 //     one word;
-//   - a directory is 2^21 leaf pointers reserved with mmap, so only the pages that hold a
+//   - a directory is 2^21 leaf pointers (a lazy_zero_array), so only the pages that hold a
 //     leaf pointer are ever resident (one page a 2^18 granules);
 //   - a leaf is one page of 512 chunk pointers, allocated when a block first lands in it and
 //     released when its last block leaves.
@@ -22,8 +22,7 @@
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
-
-#include <sys/mman.h>
+#include "engine/detail/lazy_zero_array.hpp"
 
 #include <array>
 #include <bit>
@@ -53,18 +52,10 @@ class address_radix_tree {
   // 2^21 leaf pointers of address space; the kernel maps a page on its first write.
   class directory {
    public:
-    explicit directory(std::uintptr_t top) : top_(top)
-    {
-      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      leaves_ = static_cast<leaf**>(p);
-    }
-    ~directory() { ::munmap(leaves_, bytes); }
-    directory(directory const&) = delete;
-    directory& operator=(directory const&) = delete;
+    explicit directory(std::uintptr_t top) : top_(top) {}
 
     [[nodiscard]] std::uintptr_t top() const noexcept { return top_; }
-    [[nodiscard]] leaf** leaves() const noexcept { return leaves_; }
+    [[nodiscard]] leaf** leaves() const noexcept { return leaves_.get(); }
     // Notes that entry `i` is about to be written; true the first time its page is.
     [[nodiscard]] bool first_write_to_page_of(std::size_t i)
     {
@@ -79,15 +70,15 @@ class address_radix_tree {
     {
       for (std::size_t page = 0; page < touched_.size(); ++page)
         if (touched_[page])
-          for (std::size_t i = page * entries_per_page; i < (page + 1) * entries_per_page; ++i) f(leaves_[i]);
+          for (std::size_t i = page * entries_per_page; i < (page + 1) * entries_per_page; ++i) f(leaves_.get()[i]);
     }
 
    private:
-    static constexpr std::size_t bytes = sizeof(leaf*) << directory_log2;
+    static constexpr std::size_t entries = std::size_t{1} << directory_log2;
     static constexpr std::size_t entries_per_page = page_bytes / sizeof(leaf*);
     std::uintptr_t top_;
-    leaf** leaves_;
-    std::vector<bool> touched_ = std::vector<bool>(bytes / page_bytes);
+    lazy_zero_array<leaf*> leaves_{entries};
+    std::vector<bool> touched_ = std::vector<bool>(entries / entries_per_page);
   };
 
  public:

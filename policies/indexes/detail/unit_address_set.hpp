@@ -13,19 +13,19 @@
 // Two chunks of one size never overlap, so floor(address / unit) differs for any two of
 // them and keeps their order, whatever their alignment: that is a chunk's bit. Address
 // space is covered by windows of 2^24 units (4 GiB at 256 bytes, 256 MiB at 16) made when a
-// chunk first lands in one. A window's two large arrays come from calloc, so the operating system
-// maps only the pages that free chunks touch: 8 bytes of pointer and 1/8 byte of bitmap
-// per unit of address span where such chunks lie. (Leaves holding a pointer per set bit
+// chunk first lands in one. A window's two large arrays are lazy_zero_arrays, so the
+// operating system maps only the pages that free chunks touch: 8 bytes of pointer and 1/8
+// byte of bitmap per unit of address span where such chunks lie. (Leaves holding a pointer per set bit
 // halved that where chunks are spread thin, but cost a second dependent load per lookup:
 // 14-37% slower, docs/performance.md, fifteenth round.)
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
+#include "engine/detail/lazy_zero_array.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
@@ -41,15 +41,11 @@ class unit_address_set {
   static constexpr std::size_t units = std::size_t{1} << units_log2;
   static constexpr std::size_t npos = ~std::size_t{0};
 
-  struct free_deleter {
-    void operator()(void* p) const noexcept { std::free(p); }
-  };
-
   struct window {
     std::uintptr_t number = 0;  // address >> (unit_log2 + units_log2)
     std::size_t count = 0;
-    std::unique_ptr<std::uint64_t, free_deleter> bits0;  // a bit per unit (calloc: mapped when touched)
-    std::unique_ptr<Chunk*, free_deleter> chunks;        // the chunk at each set bit
+    lazy_zero_array<std::uint64_t> bits0{units / 64};  // a bit per unit
+    lazy_zero_array<Chunk*> chunks{units};              // the chunk at each set bit
     std::uint64_t bits1[units / 64 / 64] = {};           // a bit per word of bits0
     std::uint64_t bits2[units / 64 / 64 / 64] = {};
     std::uint64_t bits3 = 0;
@@ -199,9 +195,6 @@ class unit_address_set {
     try {
       auto w = std::make_unique<window>();
       w->number = window_number(a);
-      w->bits0.reset(static_cast<std::uint64_t*>(std::calloc(units / 64, sizeof(std::uint64_t))));
-      w->chunks.reset(static_cast<Chunk**>(std::calloc(units, sizeof(Chunk*))));
-      if (w->bits0 == nullptr || w->chunks == nullptr) return nullptr;
       return windows_.insert(it, std::move(w))->get();
     } catch (std::bad_alloc const&) {
       return nullptr;
