@@ -3,11 +3,12 @@
 // pages its entries touch.
 //
 // Why mmap and not calloc: calloc gives untouched pages only when the C library happens to
-// serve the block with a fresh mapping. glibc zero-fills it instead when its dynamic mmap
-// threshold has risen above the size, and always under MALLOC_PERTURB_ (which `meson test`
-// sets): an address bitmap's 128 MiB window then cost 128 MiB of writes, and one test spent
-// 58 s in the kernel. Sanitizers' allocators write shadow memory for every byte. A private
-// anonymous mapping is zero and unmapped until written, whoever the malloc is.
+// serve the block with a fresh mapping. glibc writes the zeros itself when it serves the
+// block from memory it has used before (its mmap threshold rises with use, up to 32 MiB),
+// and always under MALLOC_PERTURB_, which `meson test` sets: an address bitmap's 128 MiB
+// window then cost 128 MiB of writes, and one test spent 58 s in the kernel. Sanitizers'
+// allocators write shadow memory for every byte. A private anonymous mapping is zero and
+// unmapped until written, whoever the malloc is.
 #pragma once
 
 #include <sys/mman.h>

@@ -15,9 +15,9 @@
 // space is covered by windows of 2^24 units (4 GiB at 256 bytes, 256 MiB at 16) made when a
 // chunk first lands in one. A window's two large arrays are lazy_zero_arrays, so the
 // operating system maps only the pages that free chunks touch: 8 bytes of pointer and 1/8
-// byte of bitmap per unit of address span where such chunks lie. (Leaves holding a pointer per set bit
-// halved that where chunks are spread thin, but cost a second dependent load per lookup:
-// 14-37% slower, docs/performance.md, fifteenth round.)
+// byte of bitmap per unit of address span where such chunks lie. (Leaves holding a pointer
+// per set bit halved that where chunks are spread thin, but cost a second dependent load
+// per lookup: 14-37% slower, docs/performance.md, fifteenth round.)
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
