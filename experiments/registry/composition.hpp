@@ -53,6 +53,14 @@ class composition {
   [[nodiscard]] virtual std::unique_ptr<pass_runner> runner(trace::trace const& t, free_by frees) const = 0;
 };
 
+// Refuses, with std::invalid_argument naming the key and the backends that read it, a
+// backend parameter that backend `kind` would ignore: `merging` (simulated only), `device`
+// and `device_memory_fraction` (cuda, cuda_async, cuda_vmm), `granularity` (all but
+// cuda_vmm, whose pages are the device's). A sweep that set a device's
+// memory fraction over the simulated space would otherwise report a limit it never had.
+// make_composition checks it; the PyTorch plug-in checks its backend before a device exists.
+void check_backend_keys(std::string_view kind, param_set const& p);
+
 // A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.
 // Parameters: the composition's own defaults, then the spec's, then `user` (--set).
 // Throws std::invalid_argument with a message for the user on any unknown name, pair or key.

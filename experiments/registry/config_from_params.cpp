@@ -113,6 +113,7 @@ void check_keys(std::string const& name, param_set const& p, std::span<std::stri
 
 any_backend make_backend(backend_choice const& b, param_set const& p)
 {
+  check_backend_keys(b.kind, p);
   bool const custom_granularity = p.has("granularity");
   if (b.kind == "simulated") {
     simulated_backend_params sp;
@@ -138,3 +139,22 @@ any_backend make_backend(backend_choice const& b, param_set const& p)
 }
 
 }  // namespace fraglab::registry_detail
+
+namespace fraglab {
+
+void check_backend_keys(std::string_view kind, param_set const& p)
+{
+  auto const refuse_unless = [&](std::string_view key, bool read, std::string_view readers, std::string_view hint) {
+    if (read || !p.has(key)) return;
+    throw std::invalid_argument("parameter " + std::string(key) + " applies to " + std::string(readers) + ", not to backend '" +
+                                std::string(kind) + "'" + std::string(hint));
+  };
+  bool const device_memory = kind == "cuda" || kind == "cuda_async" || kind == "cuda_vmm";
+  refuse_unless("merging", kind == "simulated", "the simulated backend", "");
+  refuse_unless("device", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)", "");
+  refuse_unless("device_memory_fraction", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)",
+                ": give a limit in bytes with --capacity");
+  refuse_unless("granularity", kind != "cuda_vmm", "every backend but cuda_vmm", ", which maps pages of the device's own granularity");
+}
+
+}  // namespace fraglab

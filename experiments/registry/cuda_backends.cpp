@@ -55,8 +55,6 @@ backend_choice with_device_capacity(backend_choice b, param_set const& p)
 any_backend make_cuda_backend(backend_choice const& b, param_set const& p)
 {
   if (b.kind == "cuda_pinned") {
-    if (p.real("device_memory_fraction") != 0.0)
-      throw std::invalid_argument("cuda_pinned serves host memory: give its limit in bytes (--capacity), not device_memory_fraction");
     cuda_pinned_backend_params cp;
     cp.capacity = b.capacity;
     if (p.has("granularity")) cp.granularity = p.size("granularity");
@@ -66,7 +64,6 @@ any_backend make_cuda_backend(backend_choice const& b, param_set const& p)
   if (b.kind == "cuda") return any_backend(cuda_backend(device_block_params<cuda_backend_params>(b, p)));
   if (b.kind == "cuda_async") return any_backend(cuda_async_backend(device_block_params<cuda_async_backend_params>(b, p)));
   if (b.kind == "cuda_vmm") {
-    if (p.has("granularity")) throw std::invalid_argument("cuda_vmm maps pages of the device's own granularity: granularity cannot be set");
     cuda_vmm_backend_params cp;
     cp.device = device_of(p);
     cp.limit = limit_of(b, p);

@@ -47,7 +47,7 @@ device_allocators::device_entry* device_allocators::entry(int device)
   if (device_entry* e = slot.load(std::memory_order_acquire)) return e;
   try {
     param_set params = config_.params;
-    params.set("device", std::to_string(device));
+    if (config_.backend != "host") params.set("device", std::to_string(device));  // host memory has no device
     auto made = std::make_unique<device_entry>();
     made->allocator = make_composition(config_.policy, params, backend_choice{config_.backend, config_.capacity})->make();
     slot.store(made.get(), std::memory_order_release);

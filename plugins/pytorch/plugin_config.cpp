@@ -55,9 +55,13 @@ plugin_config read_config(environment const& env)
 
 void validate(plugin_config const& c)
 {
-  // The simulated backend accepts every policy and needs no device; the backend's own
-  // parameters are checked when each device's allocator is made.
-  (void)make_composition(c.policy, c.params, backend_choice{"simulated"});
+  // The backend's own parameters against the backend chosen, which may need a device that
+  // is not there yet; the rest against the simulated one, which accepts every policy.
+  check_backend_keys(c.backend, c.params);
+  param_set policy_params;
+  for (auto const& [key, value] : c.params.values())
+    if (part_of(key) != "backend" || key == "granularity") policy_params.set(key, value);
+  (void)make_composition(c.policy, policy_params, backend_choice{"simulated"});
 }
 
 }  // namespace fraglab::plugin

@@ -104,6 +104,9 @@ out=$("$fraglab" replay "$work/p.trace" -p pytorch_caching,bins_best --format cs
 expect "presets replay beside compositions" '[[ $(echo "$out" | grep -c pytorch_caching) -eq 1 ]]'
 "$fraglab" replay "$work/p.trace" -p pytorch_caching --set split_ratio=2 >/dev/null 2>&1; rc=$?
 expect "a composition key given to a preset exits 2" '[[ $rc -eq 2 ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --backend host --set device_memory_fraction=0.5 2>&1); rc=$?
+expect "a CUDA backend's key over host memory exits 2, naming who reads it" \
+  '[[ $rc -eq 2 && $err == *"device_memory_fraction applies to the device backends"* ]]'
 
 out=$("$fraglab" dump "$work/p.trace" -p tf_bfc --at peak); rc=$?
 expect "dump prints TF's memory log" '[[ $rc -eq 0 && $out == *"Bin (256): "*"Chunks in use"* && $out == *"InUse at 0x"* && $out == *"Occupancy:"* ]]'

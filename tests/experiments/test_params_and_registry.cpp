@@ -78,6 +78,49 @@ TEST(Registry, NamesComposeSpecsAndErrors)
   for (auto const& n : named_compositions()) EXPECT_NO_THROW(make_composition(n.name, {}, heap)) << n.name;
 }
 
+// A backend parameter is refused where the chosen backend would not read it, as a policy's
+// are, and named with the backends that do; where it is read it is accepted.
+TEST(Registry, BackendParametersAreRefusedWhereTheBackendIgnoresThem)
+{
+  auto const refusal = [](std::string_view kind, std::string const& assignment) -> std::string {
+    param_set p;
+    p.set_assignment(assignment);
+    try {
+      check_backend_keys(kind, p);
+    } catch (std::invalid_argument const& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (std::string_view kind : {"heap", "host", "cuda_pinned"}) {
+    EXPECT_EQ(refusal(kind, "merging=true"), "parameter merging applies to the simulated backend, not to backend '" +
+                                                 std::string(kind) + "'");
+    EXPECT_NE(refusal(kind, "device=1").find("applies to the device backends (cuda, cuda_async, cuda_vmm)"),
+              std::string::npos);
+    EXPECT_NE(refusal(kind, "device_memory_fraction=0.5").find("give a limit in bytes with --capacity"), std::string::npos);
+    EXPECT_EQ(refusal(kind, "granularity=64KiB"), "");
+  }
+  EXPECT_EQ(refusal("simulated", "merging=false"), "");
+  EXPECT_NE(refusal("simulated", "device=0"), "");
+  for (std::string_view kind : {"cuda", "cuda_async", "cuda_vmm"}) {
+    EXPECT_EQ(refusal(kind, "device=1"), "");
+    EXPECT_EQ(refusal(kind, "device_memory_fraction=0.5"), "");
+    EXPECT_NE(refusal(kind, "merging=true"), "");
+  }
+  EXPECT_EQ(refusal("cuda", "granularity=2MiB"), "");
+  EXPECT_NE(refusal("cuda_vmm", "granularity=2MiB").find("the device's own granularity"), std::string::npos);
+
+  // make_composition checks them for the backend it resolves: a preset's own default included.
+  param_set fraction;
+  fraction.set("device_memory_fraction", "0.5");
+  EXPECT_THROW((void)make_composition("tf_bfc", fraction, {}), std::invalid_argument);  // the simulated space
+  EXPECT_THROW((void)make_composition("tree_best", fraction, backend_choice{"host"}), std::invalid_argument);
+  param_set merging;
+  merging.set("merging", "true");
+  EXPECT_NO_THROW((void)make_composition("tree_best", merging, backend_choice{"simulated"}));
+  EXPECT_THROW((void)make_composition("tree_best", merging, {}), std::invalid_argument);  // the heap
+}
+
 TEST(Registry, SpecParametersOverrideDefaultsAndSetOverridesSpecs)
 {
   std::istringstream in("a 1 1000\na 2 1000\nf 1\na 3 100\n");

@@ -51,7 +51,9 @@ struct key_values {
   unsigned low = 0, high = 0;                  // value_kind::count
 };
 
-// The known keys (experiments/params/param_set.cpp) but the CUDA backends' own.
+// The known keys (experiments/params/param_set.cpp). The CUDA backends' own (device,
+// device_memory_fraction) are drawn too: no backend here reads them, so each must be refused
+// with its reason (check_backend_keys), never ignored.
 constexpr std::array keys{
     key_values{"quantum", value_kind::power_of_two},
     key_values{"min_size", value_kind::bytes},
@@ -94,6 +96,8 @@ constexpr std::array keys{
     key_values{"trim_threshold", value_kind::bytes},
     key_values{"granularity", value_kind::power_of_two},
     key_values{"merging", value_kind::flag},
+    key_values{"device", value_kind::count, {}, 0, 8},
+    key_values{"device_memory_fraction", value_kind::fraction},
 };
 
 std::string pick_value(FuzzedDataProvider& in, key_values const& k)
@@ -171,6 +175,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     }
     std::unique_ptr<any_allocator> made = try_build(spec, trial, backend);
     if (made == nullptr) continue;
+    if (k.key == "device" || k.key == "device_memory_fraction")
+      fuzz::bug(label, "accepted " + std::string(k.key) + "=" + value + ", which no backend here reads");
     a = std::move(made);
     settings = std::move(trial);
     label += " " + std::string(k.key) + "=" + value;

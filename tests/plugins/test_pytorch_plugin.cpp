@@ -77,6 +77,21 @@ TEST(PluginConfig, BadValuesNameTheVariableAndWhatItExpected)
             std::string::npos);
 }
 
+// The backend's own parameters are checked against the backend the plug-in will use, before
+// any device is there: a device's memory fraction is a CUDA backend's, not host memory's.
+TEST(PluginConfig, BackendParametersAreCheckedAgainstItsBackend)
+{
+  EXPECT_EQ(error_of({{"FRAGLAB_SET", "device_memory_fraction=0.5;granularity=2MiB"}}), "");  // cuda
+  EXPECT_EQ(error_of({{"FRAGLAB_BACKEND", "cuda_vmm"}, {"FRAGLAB_SET", "device_memory_fraction=0.5"}}), "");
+  EXPECT_NE(error_of({{"FRAGLAB_BACKEND", "host"}, {"FRAGLAB_SET", "device_memory_fraction=0.5"}})
+                .find("parameter device_memory_fraction applies to the device backends"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"FRAGLAB_BACKEND", "cuda_vmm"}, {"FRAGLAB_SET", "granularity=2MiB"}}).find("the device's own granularity"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"FRAGLAB_SET", "merging=true"}}).find("parameter merging applies to the simulated backend"),
+            std::string::npos);
+}
+
 // The entry points as PyTorch finds them.
 struct plugin_library {
   using malloc_fn = void* (*)(ssize_t, int, void*);
