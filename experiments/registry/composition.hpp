@@ -56,9 +56,9 @@ class composition {
 // Refuses, with std::invalid_argument naming the key and the backends that read it, a
 // backend parameter that backend `kind` would ignore: `merging` (simulated only), `device`
 // and `device_memory_fraction` (cuda, cuda_async, cuda_vmm), `granularity` (all but
-// cuda_vmm, whose pages are the device's). A sweep that set a device's
-// memory fraction over the simulated space would otherwise report a limit it never had.
-// make_composition checks it; the PyTorch plug-in checks its backend before a device exists.
+// cuda_vmm, whose pages are the device's). A sweep that set a device's memory fraction over
+// the simulated space would otherwise report a limit it never had. make_composition checks
+// it; the PyTorch plug-in checks its backend before a device exists.
 void check_backend_keys(std::string_view kind, param_set const& p);
 
 // A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.
