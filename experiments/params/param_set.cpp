@@ -62,10 +62,10 @@ constexpr std::array<param_spec, 2> dlmalloc_table{{
 }};
 
 constexpr std::array<param_spec, 4> backend_table{{
-    {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096, cuda 256, cuda_pinned 4096)"},
+    {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096, cuda 256, cuda_pinned 4096; cuda_vmm takes the device's own)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
-    {"device", "backend", "0", "CUDA backends: the device's ordinal"},
-    {"device_memory_fraction", "backend", "0", "CUDA backends: at most this fraction of the device's memory (0: unset; --capacity gives bytes)"},
+    {"device", "backend", "0", "cuda, cuda_async, cuda_vmm: the device's ordinal"},
+    {"device_memory_fraction", "backend", "0", "cuda, cuda_async, cuda_vmm: at most this fraction of the device's memory (0: unset; --capacity gives bytes)"},
 }};
 
 constexpr std::size_t param_count =
