@@ -63,8 +63,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build, with CUDA")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
-    parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument("--min-events", type=int, default=200_000,
+    parser.add_argument("--iterations", type=at_least_one, default=5)
+    parser.add_argument("--min-events", type=at_least_one, default=200_000,
                         help="more passes where a trace is short: a 4k-event snapshot's 5 passes time a few "
                              "milliseconds, which the host's noise swamps (cudaMalloc's passes take ~50 us an event)")
     parser.add_argument("--rounds", type=at_least_one, default=3,

@@ -24,7 +24,8 @@ import os
 import subprocess
 import sys
 
-from results_io import ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, markdown_table, provenance, run, write_csv, write_markdown
+from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, markdown_table, provenance, run, write_csv,
+                        write_markdown)
 
 
 def replay(fraglab, trace, policy, repeat):
@@ -49,9 +50,9 @@ def replay(fraglab, trace, policy, repeat):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=at_least_one, default=3)
     parser.add_argument("--policies", default="")
-    parser.add_argument("--allocations", type=int, default=5_000_000)
+    parser.add_argument("--allocations", type=at_least_one, default=5_000_000)
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
     parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
     args = parser.parse_args(argv)

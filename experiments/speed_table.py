@@ -38,8 +38,8 @@ import tempfile
 
 import dl_workloads
 import program_traces
-from results_io import (ROOT, common_arguments, figures, markdown_table, provenance, rounds_argument, rounds_of, run,
-                        trace_name, write_csv, write_markdown)
+from results_io import (ROOT, at_least_one, common_arguments, figures, markdown_table, provenance, rounds_argument,
+                        rounds_of, run, trace_name, write_csv, write_markdown)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library preloaded; None: the process's own glibc malloc), from Debian's
@@ -149,7 +149,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common_arguments(parser, "")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
-    parser.add_argument("--iterations", type=int, default=3, help="timed passes per benchmark (more for short traces)")
+    parser.add_argument("--iterations", type=at_least_one, default=3, help="timed passes per benchmark (more for short traces)")
     rounds_argument(parser, "each subject's ns/op is its minimum over them")
     args = parser.parse_args(argv)
     args.rounds = rounds_of(args)

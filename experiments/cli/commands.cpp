@@ -85,8 +85,8 @@ int replay(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
   add_trace_and_policy_options(desc);
+  add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1 apart from timing)");
   desc.add_options()                                                                                          //
-      ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1 apart from timing)")  //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation")  //
       ("timeseries", po::value<std::string>(), "FILE: write live, allocated, reserved, largest free and free chunks "
@@ -97,6 +97,7 @@ int replay(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  unsigned const jobs = jobs_option(vm);
   auto const [user, backend] = read_allocator_options(vm);
   replay_options options;
   options.strict = vm.count("strict") != 0;
@@ -114,7 +115,7 @@ int replay(std::vector<std::string> const& args)
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
   options.progress = &progress;
   auto const results = run_cells<replay_result>(
-      traces.size() * compositions.size(), vm["jobs"].as<unsigned>(), [&](std::size_t cell) {
+      traces.size() * compositions.size(), jobs, [&](std::size_t cell) {
         return compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
       });
   progress.finish();

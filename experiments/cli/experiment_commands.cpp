@@ -122,14 +122,17 @@ int sweep(std::vector<std::string> const& args)
   add_trace_and_policy_options(desc);
   desc.add_options()                                                                                 //
       ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
-      ("jobs,j", po::value<unsigned>()->default_value(1), "cells run in parallel (results identical to --jobs 1)")  //
       ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts");
+  add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1)");
   add_timing_options(desc);
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  unsigned const jobs = jobs_option(vm);
+  replay_options options;
+  read_timing_options(vm, options);
   auto const chosen = read_allocator_options(vm);
   auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
   auto const& backend = chosen.backend;
@@ -170,13 +173,11 @@ int sweep(std::vector<std::string> const& args)
   auto const [shard, shards] = shard_option(vm);
   std::vector<std::size_t> mine;
   for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
-  replay_options options;
-  read_timing_options(vm, options);
   std::uint64_t work = 0;
   for (std::size_t c : mine) work += replay_work(traces[c / per_trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
   options.progress = &progress;
-  auto const results = run_cells<std::vector<std::string>>(mine.size(), vm["jobs"].as<unsigned>(), [&](std::size_t k) {
+  auto const results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     std::size_t const c = mine[k];
     trace::trace const& t = traces[c / per_trace];
     std::string const& spec = specs[(c % per_trace) / points.size()];
@@ -199,12 +200,13 @@ int capacity(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab capacity TRACE... -p P[,P...] [options]");
   add_trace_and_policy_options(desc);
-  desc.add_options()("jobs,j", po::value<unsigned>()->default_value(1), "(trace, policy) cells searched in parallel");
+  add_jobs_option(desc, "(trace, policy) cells searched in parallel");
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  unsigned const jobs = jobs_option(vm);
   auto const chosen = read_allocator_options(vm);
   auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
   auto const& backend = chosen.backend;
@@ -218,7 +220,7 @@ int capacity(std::vector<std::string> const& args)
   options.stop_on_failure = true;
   progress_meter progress(traces.size() * specs.size(), "cells", progress_meter::stderr_is_terminal());
 
-  auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), vm["jobs"].as<unsigned>(), [&](std::size_t c) {
+  auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), jobs, [&](std::size_t c) {
     trace::trace const& t = traces[c / specs.size()];
     std::string const& spec = specs[c % specs.size()];
     std::size_t replays = 0;

@@ -12,7 +12,6 @@
 
 #include <boost/program_options.hpp>
 
-#include <charconv>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -36,13 +35,7 @@ class option_values {
 
   std::uint64_t integer(std::string const& name, std::uint64_t min = 0) const
   {
-    std::string const& t = text(name);
-    std::uint64_t v = 0;
-    auto const [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc{} || end != t.data() + t.size() || t.empty())
-      throw std::invalid_argument("--" + name + ": expected a whole number, got '" + t + "'");
-    if (v < min) throw std::invalid_argument("--" + name + ": expected at least " + std::to_string(min) + ", got " + t);
-    return v;
+    return count_option(name, text(name), min);
   }
 
   template <class Enum>

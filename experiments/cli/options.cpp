@@ -5,6 +5,7 @@
 #include "experiments/params/units.hpp"
 #include "experiments/trace/read_trace.hpp"
 
+#include <charconv>
 #include <iostream>
 #include <stdexcept>
 
@@ -65,6 +66,28 @@ std::size_t size_option(std::string const& name, std::string const& text)
   return *n;
 }
 
+std::uint64_t count_option(std::string const& name, std::string const& text, std::uint64_t least, std::uint64_t most)
+{
+  std::uint64_t v = 0;
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && end == text.data() + text.size() && v > most))
+    throw std::invalid_argument("--" + name + ": expected at most " + std::to_string(most) + ", got " + text);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
+    throw std::invalid_argument("--" + name + ": expected a whole number, got '" + text + "'");
+  if (v < least) throw std::invalid_argument("--" + name + ": expected at least " + std::to_string(least) + ", got " + text);
+  return v;
+}
+
+void add_jobs_option(po::options_description& desc, char const* help)
+{
+  desc.add_options()("jobs,j", po::value<std::string>()->default_value("1"), help);
+}
+
+unsigned jobs_option(po::variables_map const& vm)
+{
+  return static_cast<unsigned>(count_option("jobs", vm["jobs"].as<std::string>(), 1, std::numeric_limits<unsigned>::max()));
+}
+
 void add_allocator_options(po::options_description& desc)
 {
   desc.add_options()                                                                              //
@@ -86,7 +109,7 @@ allocator_options read_allocator_options(po::variables_map const& vm)
 void add_timing_options(po::options_description& desc)
 {
   desc.add_options()                                                                                      //
-      ("repeat", po::value<unsigned>()->default_value(1), "timed runs per cell; ns_per_op is their median")  //
+      ("repeat", po::value<std::string>()->default_value("1"), "timed runs per cell; ns_per_op is their median")  //
       ("warm", "time the runs on one allocator kept warm after the metrics pass (records, address map and "
                "regions grown, as in bench_allocators), not each on a fresh allocator")  //
       ("free-by", po::value<std::string>()->default_value("reference"),
@@ -96,7 +119,7 @@ void add_timing_options(po::options_description& desc)
 
 void read_timing_options(po::variables_map const& vm, replay_options& o)
 {
-  o.repeats = vm["repeat"].as<unsigned>();
+  o.repeats = static_cast<unsigned>(count_option("repeat", vm["repeat"].as<std::string>(), 0, std::numeric_limits<unsigned>::max()));
   o.warm = vm.count("warm") != 0;
   o.frees = parse_free_by(vm["free-by"].as<std::string>());
 }

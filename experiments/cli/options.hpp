@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,16 @@ std::vector<std::string> policy_specs(po::variables_map const& vm);
 
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);
+
+// A whole number in [least, most]; throws std::invalid_argument naming the option. Counts
+// are read as text and parsed here because Boost's own parsing of an unsigned option
+// (lexical_cast) reads "-1" as 4294967295: `--repeat -1` started four billion timed runs.
+std::uint64_t count_option(std::string const& name, std::string const& text, std::uint64_t least = 0,
+                           std::uint64_t most = std::numeric_limits<std::uint64_t>::max());
+
+// -j/--jobs N, at least 1; `help` says what runs in parallel.
+void add_jobs_option(po::options_description& desc, char const* help);
+unsigned jobs_option(po::variables_map const& vm);
 
 // The options that say which allocator runs: --set, --capacity, --backend.
 void add_allocator_options(po::options_description& desc);

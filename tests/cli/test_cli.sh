@@ -107,6 +107,17 @@ expect "a composition key given to a preset exits 2" '[[ $rc -eq 2 ]]'
 err=$("$fraglab" replay "$work/p.trace" -p tlsf --backend host --set device_memory_fraction=0.5 2>&1); rc=$?
 expect "a CUDA backend's key over host memory exits 2, naming who reads it" \
   '[[ $rc -eq 2 && $err == *"device_memory_fraction applies to the device backends"* ]]'
+# Counts are parsed strictly: Boost's own unsigned parsing read --repeat -1 as 4294967295.
+err=$(timeout 60 "$fraglab" replay "$work/p.trace" -p tlsf --repeat -1 2>&1); rc=$?
+expect "--repeat -1 exits 2 at once, not four billion runs later" '[[ $rc -eq 2 && $err == *"--repeat: expected a whole number, got '"'"'-1'"'"'"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --repeat 4294967296 2>&1); rc=$?
+expect "--repeat beyond an unsigned exits 2" '[[ $rc -eq 2 && $err == *"--repeat: expected at most 4294967295"* ]]'
+for cmd in "replay $work/p.trace -p tlsf" "sweep $work/p.trace -p tlsf --vary sli=3,4" "capacity $work/p.trace -p tlsf"; do
+  err=$(timeout 60 "$fraglab" $cmd --jobs 0 2>&1); rc=$?
+  expect "${cmd%% *} --jobs 0 exits 2" '[[ $rc -eq 2 && $err == *"--jobs: expected at least 1, got 0"* ]]'
+  err=$(timeout 60 "$fraglab" $cmd -j -1 2>&1); rc=$?
+  expect "${cmd%% *} -j -1 exits 2" '[[ $rc -eq 2 && $err == *"--jobs: expected a whole number"* ]]'
+done
 
 out=$("$fraglab" dump "$work/p.trace" -p tf_bfc --at peak); rc=$?
 expect "dump prints TF's memory log" '[[ $rc -eq 0 && $out == *"Bin (256): "*"Chunks in use"* && $out == *"InUse at 0x"* && $out == *"Occupancy:"* ]]'

@@ -90,6 +90,11 @@ build=$(dirname "$(dirname "$fraglab")")
 $py "$root/experiments/speed_table.py" --quick --rounds 0 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
   --work-dir "$work/st" 2> "$work/st0.err"
 expect "speed_table.py refuses --rounds 0" '[[ $? -ne 0 ]] && grep -q -- "--rounds: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
+$py "$root/experiments/speed_table.py" --quick --iterations -1 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
+  --work-dir "$work/st" 2> "$work/st0.err"
+expect "speed_table.py refuses --iterations -1" '[[ $? -ne 0 ]] && grep -q -- "--iterations: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
+$py "$root/experiments/replay_throughput.py" --repeat 0 --fraglab "$fraglab" --out-dir "$work/out0" 2> "$work/rt0.err"
+expect "replay_throughput.py refuses --repeat 0" '[[ $? -ne 0 ]] && grep -q -- "--repeat: expected at least 1" "$work/rt0.err"'
 # Two rounds: each replay is measured twice and kept once, at its minimum.
 $py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
   --work-dir "$work/st" 2> "$work/st.err"
