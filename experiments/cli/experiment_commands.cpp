@@ -142,6 +142,10 @@ int sweep(std::vector<std::string> const& args)
       std::size_t const eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
         throw std::invalid_argument("--vary: expected KEY=V1,V2,..., got '" + v + "'");
+      // A second axis of one key would set it over the first, and its column would report
+      // values that never ran.
+      for (auto const& [key, values] : axes)
+        if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
       axes.emplace_back(v.substr(0, eq), split(std::string_view(v).substr(eq + 1), ','));
     }
   if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");

@@ -55,8 +55,11 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
 
 std::vector<std::string> policy_specs(po::variables_map const& vm)
 {
-  if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
-  return split_policy_list(vm["policy"].as<std::vector<std::string>>());
+  std::vector<std::string> specs;
+  if (vm.count("policy")) specs = split_policy_list(vm["policy"].as<std::vector<std::string>>());
+  // `-p ,` names none; it would print an empty table and succeed.
+  if (specs.empty()) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
+  return specs;
 }
 
 std::size_t size_option(std::string const& name, std::string const& text)

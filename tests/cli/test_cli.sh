@@ -157,6 +157,11 @@ err=$("$fraglab" merge "$work/part1.csv" "$work/part1.csv" 2>&1); rc=$?
 expect "merge refuses a duplicated cell with FILE:LINE" '[[ $rc -eq 2 && $err == *part1.csv:2:*appears\ twice* ]]'
 "$fraglab" sweep "$work/p.trace" -p best_fit --vary split_ratio=0.5 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad grid value before running" '[[ $rc -eq 2 ]]'
+err=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=3 --vary sli=4 --repeat 0 2>&1); rc=$?
+expect "sweep refuses one key on two axes, whose first column would report values that never ran" \
+  '[[ $rc -eq 2 && $err == *"--vary: sli is given twice"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p , 2>&1); rc=$?
+expect "-p naming no policy exits 2, not an empty table" '[[ $rc -eq 2 && $err == *"no policy given"* ]]'
 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard 4/3 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad shard" '[[ $rc -eq 2 ]]'
 
