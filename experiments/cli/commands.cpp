@@ -9,6 +9,7 @@
 #include "experiments/replay/drive.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
+#include "experiments/trace/input_error.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/read_trace.hpp"
 #include "experiments/trace/write_trace.hpp"
@@ -164,7 +165,14 @@ int verify(std::vector<std::string> const& args)
   if (vm["policy"].as<std::string>() != "pytorch_caching")
     throw std::invalid_argument("only pytorch_caching can be verified against PyTorch snapshots");
   bool all_complete = true;
-  for (auto const& path : vm["snapshot"].as<std::vector<std::string>>()) {
+  auto const& paths = vm["snapshot"].as<std::vector<std::string>>();
+  // Every file is checked before any is replayed; another format read as a pickle would
+  // fail on a length its bytes happen to spell.
+  for (auto const& path : paths)
+    if (trace::trace_format const f = trace::detect_format(path); f != trace::trace_format::pytorch_snapshot)
+      throw input_error(path + ": " + std::string(trace::to_string(f)) +
+                               ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled)");
+  for (auto const& path : paths) {
     trace::pytorch_snapshot const s = trace::read_pytorch_snapshot(path);
     if (s.expandable_segments) throw std::invalid_argument(path + ": recorded with expandable segments, which pytorch_caching does not model");
     presets::pytorch::settings settings;

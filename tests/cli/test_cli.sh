@@ -247,6 +247,9 @@ expect "convert refuses an unknown format" '[[ $rc -eq 2 && ! -e $work/x.out ]]'
 printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$work/evil.pickle"
 err=$("$fraglab" verify "$work/evil.pickle" 2>&1); rc=$?
 expect "a pickle that imports is refused with its byte offset" '[[ $rc -eq 2 && $err == *"byte 2: refused opcode '"'"'GLOBAL'"'"'"* ]]'
+err=$("$fraglab" verify "$work/p.trace" 2>&1); rc=$?
+expect "verify names another format as not a snapshot, rather than reading it as a pickle" \
+  '[[ $rc -eq 2 && $err == *"p.trace: native text, not a PyTorch memory snapshot"* ]]'
 
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
