@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <istream>
 #include <ostream>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -103,6 +105,9 @@ void write_rmm_csv(std::ostream& out, trace const& t)
     std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
                   static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60),
                   static_cast<unsigned long long>(us));
+    if (e.kind == op::alloc && e.alignment > 1)
+      throw std::invalid_argument("event " + std::to_string(tick) + " asks for alignment " + std::to_string(e.alignment) +
+                                  ", which RMM logging CSV has no column for: write native text or binary");
     std::size_t const size = e.kind == op::alloc ? e.size : size_of[e.slot];
     if (e.kind == op::alloc) size_of[e.slot] = e.size;
     char pointer[32];

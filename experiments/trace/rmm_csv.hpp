@@ -18,6 +18,8 @@ namespace fraglab::trace {
 inline constexpr char const* rmm_csv_header = "Thread,Time,Action,Pointer,Size,Stream";
 
 trace read_rmm_csv(std::istream& in, std::string const& file_name);
+// RMM's log has no column for an alignment: an allocation that asks for one above 1 is
+// refused (std::invalid_argument naming the event) rather than written without it.
 void write_rmm_csv(std::ostream& out, trace const& t);
 
 }  // namespace fraglab::trace

@@ -35,7 +35,13 @@ void write_trace(std::string const& path, trace const& t, trace_format f, std::s
   switch (f) {
     case trace_format::native_text: write_native_text(out.stream(), t, comment); break;
     case trace_format::native_binary: write_native_binary(out.stream(), t); break;
-    case trace_format::rmm_csv: write_rmm_csv(out.stream(), t); break;
+    case trace_format::rmm_csv:
+      try {
+        write_rmm_csv(out.stream(), t);
+      } catch (std::invalid_argument const& e) {
+        throw std::invalid_argument(path + ": " + e.what());
+      }
+      break;
     case trace_format::pytorch_snapshot: throw std::invalid_argument(path + ": PyTorch snapshots can be read, not written");
   }
   out.commit();

@@ -243,6 +243,10 @@ expect "no output or time series after a bad binary trace" '[[ ! -e $work/never2
 expect "convert refuses to overwrite its input" '[[ $rc -eq 2 ]]'
 "$fraglab" convert "$work/p.trace" "$work/x.out" --to pickle >/dev/null 2>&1; rc=$?
 expect "convert refuses an unknown format" '[[ $rc -eq 2 && ! -e $work/x.out ]]'
+printf 'a 1 100 256\nf 1\n' > "$work/aligned.trace"
+err=$("$fraglab" convert "$work/aligned.trace" "$work/aligned.csv" 2>&1); rc=$?
+expect "convert refuses to drop an alignment RMM's CSV cannot hold, and writes nothing" \
+  '[[ $rc -eq 2 && $err == *"aligned.csv: event 1 asks for alignment 256"* && ! -e $work/aligned.csv ]]'
 
 printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$work/evil.pickle"
 err=$("$fraglab" verify "$work/evil.pickle" 2>&1); rc=$?

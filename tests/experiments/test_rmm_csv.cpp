@@ -59,6 +59,24 @@ TEST(RmmCsv, RoundTripsThroughTheWriter)
                            "1,00:00:00.000003,free,0x10,100,0\n1,00:00:00.000004,free,0x20,5,a\n");
 }
 
+// RMM's log has no alignment column: writing one would lose it without a word.
+TEST(RmmCsv, TheWriterRefusesAnAlignmentItCannotRecord)
+{
+  trace t;
+  t.events = {{op::alloc, 0, 100, 1, 0}, {op::alloc, 1, 64, 256, 0}, {op::free, 0, 0, 1, 0}};
+  t.slots = 2;
+  std::ostringstream out;
+  try {
+    write_rmm_csv(out, t);
+    ADD_FAILURE() << "wrote an alignment of 256 as nothing";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_STREQ(e.what(), "event 2 asks for alignment 256, which RMM logging CSV has no column for: write native text or binary");
+  }
+  t.events[1].alignment = 1;
+  std::ostringstream fine;
+  EXPECT_NO_THROW(write_rmm_csv(fine, t));
+}
+
 TEST(RmmCsv, MalformedInputNamesFileLineAndWhatWasExpected)
 {
   EXPECT_EQ(error_of(""), "r.csv:1: empty file: expected the header 'Thread,Time,Action,Pointer,Size,Stream'");
