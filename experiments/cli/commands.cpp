@@ -171,7 +171,7 @@ int verify(std::vector<std::string> const& args)
   for (auto const& path : paths)
     if (trace::trace_format const f = trace::detect_format(path); f != trace::trace_format::pytorch_snapshot)
       throw input_error(path + ": " + std::string(trace::to_string(f)) +
-                               ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled)");
+                        ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled)");
   for (auto const& path : paths) {
     trace::pytorch_snapshot const s = trace::read_pytorch_snapshot(path);
     if (s.expandable_segments) throw std::invalid_argument(path + ": recorded with expandable segments, which pytorch_caching does not model");
