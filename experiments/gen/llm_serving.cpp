@@ -201,6 +201,18 @@ trace::trace generate_llm_serving(llm_serving_params const& p)
   check(p.arrival_percent >= 1 && p.arrival_percent <= 99, "arrival percent must be in 1..99");
   check(p.prompt_min > 0 && p.prompt_min <= p.prompt_max, "need 0 < prompt min <= prompt max");
   check(p.output_min > 0 && p.output_min <= p.output_max, "need 0 < output min <= output max");
+  // Every size is a product of these (rows x width, a weight, a sequence's cache): the
+  // largest of each kind must fit. A request holds at most prompt_max + output_max tokens,
+  // rounded up to a block; a forward pass has at most max(prompt_max, max_batch) rows.
+  std::uint64_t tokens = 0;
+  check(!__builtin_add_overflow(p.prompt_max, p.output_max, &tokens) && !__builtin_add_overflow(tokens, p.block_tokens, &tokens),
+        "prompt max + output max is beyond 2^64 tokens");
+  std::uint64_t const rows = std::max(p.prompt_max, p.max_batch);
+  check(detail::fits_in_largest_tensor({p.vocab, p.hidden}) && detail::fits_in_largest_tensor({p.hidden, std::max(p.hidden, p.ffn)}) &&
+            detail::fits_in_largest_tensor({2, p.block_tokens, p.hidden}) && detail::fits_in_largest_tensor({tokens, p.hidden}) &&
+            detail::fits_in_largest_tensor({rows, 3, p.hidden}) && detail::fits_in_largest_tensor({rows, 2, p.ffn}) &&
+            detail::fits_in_largest_tensor({rows, p.vocab}),
+        "the largest tensor would exceed 2^50 bytes: lower hidden, ffn, vocab, block tokens, max batch or the prompt and output lengths");
   return serving_run(p).run();
 }
 

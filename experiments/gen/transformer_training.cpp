@@ -3,6 +3,7 @@
 #include "experiments/gen/detail/trace_builder.hpp"
 #include "experiments/gen/rng.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -389,6 +390,18 @@ trace::trace generate_transformer_training(transformer_training_params const& p)
   check(p.seq_len > 0 && p.seq_len <= p.seq_len_max, "need 0 < seq_len <= seq_len_max");
   check(p.dtype_bytes == 2 || p.dtype_bytes == 4, "dtype must be 2 bytes (bf16, fp16) or 4 (fp32)");
   check(p.iterations > 0, "iterations must be positive");
+  // Every size is a product of these (tokens x width, batch x heads x seq, or seq^2 scores
+  // where attention is naive, a weight's in x out, the embeddings): the largest of each kind
+  // must fit.
+  check(detail::fits_in_largest_tensor({p.ffn_multiplier, p.hidden}) && detail::fits_in_largest_tensor({3, p.hidden}),
+        "the largest tensor would exceed 2^50 bytes: lower ffn_multiplier or hidden");
+  std::uint64_t const width = std::max({3 * p.hidden, p.ffn_multiplier * p.hidden, p.vocab});
+  check(detail::fits_in_largest_tensor({p.batch, p.seq_len_max, width}) &&
+            detail::fits_in_largest_tensor({p.batch, p.heads, p.seq_len_max,
+                                            p.attention == attention_kind::naive ? p.seq_len_max : 1}) &&
+            detail::fits_in_largest_tensor({p.hidden, std::max(3 * p.hidden, p.ffn_multiplier * p.hidden)}) &&
+            detail::fits_in_largest_tensor({p.vocab, p.hidden}) && detail::fits_in_largest_tensor({p.seq_len_max, p.hidden}),
+        "the largest tensor would exceed 2^50 bytes: lower batch, seq_len_max, hidden, heads or vocab");
   return training_run(p).run();
 }
 

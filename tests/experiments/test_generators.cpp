@@ -1,5 +1,6 @@
 // Generated workloads: exact shapes on models small enough to work out by hand, and the
 // invariants every generated trace keeps (well-formed, deterministic per seed).
+#include "experiments/gen/detail/trace_builder.hpp"
 #include "experiments/gen/llm_serving.hpp"
 #include "experiments/gen/phases_and_random.hpp"
 #include "experiments/gen/transformer_training.hpp"
@@ -167,6 +168,45 @@ TEST(TransformerTraining, RefusesShapesItCannotBuild)
   EXPECT_THROW(gen::generate_transformer_training(p), std::invalid_argument);
 }
 
+// Sizes are products of the parameters in 64 bits: a shape whose largest tensor is beyond
+// 2^50 bytes is refused rather than written with sizes that wrapped (batch 4e9 x seq 4e9
+// gave allocations of 1.8e19 bytes). Naive attention's seq^2 scores count only where asked.
+TEST(TransformerTraining, RefusesShapesWhoseSizesWouldWrap)
+{
+  auto const refusal = [](gen::transformer_training_params const& p) -> std::string {
+    try {
+      (void)gen::generate_transformer_training(p);
+    } catch (std::invalid_argument const& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto p = tiny_transformer();
+  p.batch = p.seq_len = p.seq_len_max = 4'000'000'000;
+  EXPECT_NE(refusal(p).find("the largest tensor would exceed 2^50 bytes"), std::string::npos);
+  p = tiny_transformer();
+  p.ffn_multiplier = std::uint64_t{1} << 62;
+  EXPECT_NE(refusal(p).find("lower ffn_multiplier or hidden"), std::string::npos);
+  // 1 x 2 heads x 2^24 tokens x 8 bytes fits; with seq^2 scores it is 2^52 bytes.
+  p = tiny_transformer();
+  p.seq_len = p.seq_len_max = std::size_t{1} << 24;
+  p.layers = p.iterations = 1;
+  p.attention = gen::attention_kind::naive;
+  EXPECT_NE(refusal(p), "");
+  p.attention = gen::attention_kind::fused;
+  EXPECT_EQ(refusal(p), "");
+}
+
+// The bytes live at once are a sum the replay keeps in 64 bits too.
+TEST(TraceBuilder, RefusesMoreThan2To64BytesLiveAtOnce)
+{
+  gen::detail::trace_builder b("huge");
+  std::uint32_t const first = b.alloc(std::uint64_t{1} << 63);
+  EXPECT_THROW((void)b.alloc(std::uint64_t{1} << 63), std::invalid_argument);
+  b.free(first);
+  EXPECT_NO_THROW((void)b.alloc(std::uint64_t{1} << 63));  // the first is no longer live
+}
+
 gen::llm_serving_params small_server()
 {
   gen::llm_serving_params p;
@@ -234,6 +274,12 @@ TEST(LlmServing, DeterministicPerSeedAndRefusesBadShapes)
   EXPECT_THROW(gen::generate_llm_serving(p), std::invalid_argument);
   p = small_server();
   p.arrival_percent = 100;  // the queue would never stop growing within a step
+  EXPECT_THROW(gen::generate_llm_serving(p), std::invalid_argument);
+  p = small_server();
+  p.vocab = std::uint64_t{1} << 50;  // its embedding alone is 2^56 x 2 bytes
+  EXPECT_THROW(gen::generate_llm_serving(p), std::invalid_argument);
+  p = small_server();
+  p.prompt_max = p.output_max = std::uint64_t{1} << 63;  // their sum is beyond 2^64 tokens
   EXPECT_THROW(gen::generate_llm_serving(p), std::invalid_argument);
 }
 

@@ -6,11 +6,29 @@
 #include "experiments/trace/trace.hpp"
 
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace fraglab::gen::detail {
+
+// A generated tensor is at most this large. The generators' sizes are products of their
+// parameters in 64 bits, which would wrap without a word; each generator checks up front
+// that its largest product stays under this (fits_in_largest_tensor), and the builder that
+// the bytes live at once do not wrap either.
+inline constexpr std::uint64_t largest_tensor_bytes = std::uint64_t{1} << 50;  // 1 PiB
+
+// Whether the product of `factors` and the widest element (8 bytes: int64 token ids) stays
+// within largest_tensor_bytes.
+inline bool fits_in_largest_tensor(std::initializer_list<std::uint64_t> factors) noexcept
+{
+  std::uint64_t bytes = 8;
+  for (std::uint64_t f : factors)
+    if (__builtin_mul_overflow(bytes, f, &bytes)) return false;
+  return bytes <= largest_tensor_bytes;
+}
 
 class trace_builder {
  public:
@@ -18,13 +36,19 @@ class trace_builder {
 
   std::uint32_t alloc(std::size_t size, std::size_t alignment = 1)
   {
+    std::uint64_t live = 0;
+    if (__builtin_add_overflow(live_bytes_, size, &live))
+      throw std::invalid_argument(t_.name + ": more than 2^64 bytes would be live at once");
     std::uint32_t id;
     if (!recycled_.empty()) {
       id = recycled_.back();
       recycled_.pop_back();
     } else {
       id = static_cast<std::uint32_t>(t_.slots++);
+      size_of_.push_back(0);
     }
+    live_bytes_ = live;
+    size_of_[id] = size;
     t_.events.push_back({trace::op::alloc, id, size, alignment});
     ++t_.allocs;
     return id;
@@ -32,6 +56,7 @@ class trace_builder {
 
   void free(std::uint32_t id)
   {
+    live_bytes_ -= size_of_[id];
     t_.events.push_back({trace::op::free, id});
     ++t_.frees;
     recycled_.push_back(id);
@@ -48,6 +73,8 @@ class trace_builder {
  private:
   trace::trace t_;
   std::vector<std::uint32_t> recycled_;
+  std::vector<std::uint64_t> size_of_;  // by id, while live
+  std::uint64_t live_bytes_ = 0;
 };
 
 template <class T>
