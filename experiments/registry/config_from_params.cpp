@@ -149,7 +149,7 @@ void check_backend_keys(std::string_view kind, param_set const& p)
     throw std::invalid_argument("parameter " + std::string(key) + " applies to " + std::string(readers) + ", not to backend '" +
                                 std::string(kind) + "'" + std::string(hint));
   };
-  bool const device_memory = kind == "cuda" || kind == "cuda_async" || kind == "cuda_vmm";
+  bool const device_memory = registry_detail::is_device_memory_backend(kind);
   refuse_unless("merging", kind == "simulated", "the simulated backend", "");
   refuse_unless("device", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)", "");
   refuse_unless("device_memory_fraction", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)",

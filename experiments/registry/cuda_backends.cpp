@@ -44,7 +44,7 @@ Params device_block_params(backend_choice const& b, param_set const& p)
 
 backend_choice with_device_capacity(backend_choice b, param_set const& p)
 {
-  if (!is_cuda_backend(b.kind) || b.kind == "cuda_pinned") return b;
+  if (!is_device_memory_backend(b.kind)) return b;
   int const device = device_of(p);
   if (auto why = cuda_device_unavailable()) throw std::runtime_error("backend " + b.kind + ": " + *why);
   std::size_t const total = detail::cuda_device_total_memory(device);

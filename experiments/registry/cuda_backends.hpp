@@ -16,6 +16,10 @@ inline bool is_cuda_backend(std::string_view kind)
   return kind == "cuda" || kind == "cuda_async" || kind == "cuda_vmm" || kind == "cuda_pinned";
 }
 
+// The CUDA backends that serve a device's memory (cuda_pinned serves the host's): the ones
+// that read `device` and `device_memory_fraction`.
+inline bool is_device_memory_backend(std::string_view kind) { return is_cuda_backend(kind) && kind != "cuda_pinned"; }
+
 // `b` with its capacity resolved on the device: the smaller of --capacity and
 // device_memory_fraction x the device's memory, so that a preset's own memory fraction
 // (TF's per_process_gpu_memory_fraction) is taken of the real device. Other backends are
