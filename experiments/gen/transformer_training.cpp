@@ -395,11 +395,11 @@ trace::trace generate_transformer_training(transformer_training_params const& p)
   // must fit.
   check(detail::fits_in_largest_tensor({p.ffn_multiplier, p.hidden}) && detail::fits_in_largest_tensor({3, p.hidden}),
         "the largest tensor would exceed 2^50 bytes: lower ffn_multiplier or hidden");
-  std::uint64_t const width = std::max({3 * p.hidden, p.ffn_multiplier * p.hidden, p.vocab});
-  check(detail::fits_in_largest_tensor({p.batch, p.seq_len_max, width}) &&
+  std::uint64_t const widest_linear = std::max(3 * p.hidden, p.ffn_multiplier * p.hidden);  // qkv or the MLP
+  check(detail::fits_in_largest_tensor({p.batch, p.seq_len_max, std::max(widest_linear, p.vocab)}) &&
             detail::fits_in_largest_tensor({p.batch, p.heads, p.seq_len_max,
                                             p.attention == attention_kind::naive ? p.seq_len_max : 1}) &&
-            detail::fits_in_largest_tensor({p.hidden, std::max(3 * p.hidden, p.ffn_multiplier * p.hidden)}) &&
+            detail::fits_in_largest_tensor({p.hidden, widest_linear}) &&
             detail::fits_in_largest_tensor({p.vocab, p.hidden}) && detail::fits_in_largest_tensor({p.seq_len_max, p.hidden}),
         "the largest tensor would exceed 2^50 bytes: lower batch, seq_len_max, hidden, heads or vocab");
   return training_run(p).run();
