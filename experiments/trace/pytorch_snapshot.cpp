@@ -6,7 +6,6 @@
 #include "policies/presets/pytorch_caching.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 
 namespace fraglab::trace {
@@ -156,13 +155,5 @@ class snapshot_parser {
 }  // namespace
 
 pytorch_snapshot read_pytorch_snapshot(std::string const& path) { return snapshot_parser(path).parse(); }
-
-bool looks_like_pickle(std::string const& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  char head[2] = {};
-  in.read(head, 2);
-  return in.gcount() == 2 && static_cast<unsigned char>(head[0]) == 0x80 && static_cast<unsigned char>(head[1]) >= 2;
-}
 
 }  // namespace fraglab::trace

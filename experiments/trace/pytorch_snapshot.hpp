@@ -55,7 +55,4 @@ struct pytorch_snapshot {
 // Throws input_error naming the file and what was expected.
 pytorch_snapshot read_pytorch_snapshot(std::string const& path);
 
-// True when the file starts like a pickle (protocol 2+ PROTO opcode).
-bool looks_like_pickle(std::string const& path);
-
 }  // namespace fraglab::trace
