@@ -9,6 +9,7 @@
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -16,6 +17,7 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace fraglab::cli {
 namespace {
@@ -46,6 +48,50 @@ std::pair<std::size_t, std::size_t> shard_option(po::variables_map const& vm)
   if (!ok) throw std::invalid_argument("--shard: expected I/N with 1 <= I <= N, got '" + text + "'");
   return {i - 1, n};
 }
+
+// What makes the cells of a sweep: its traces (by file name and length, so that the same
+// files under other paths on another node still agree), policies, grid, parameters,
+// backend and timing. A sharded sweep labels each row with its 64-bit FNV-1a (Fowler, Noll,
+// Vo), written here rather than taken from Boost, whose hash may change between versions
+// while the parts of one sweep come from many machines.
+std::string sweep_id(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs,
+                     std::vector<std::pair<std::string, std::vector<std::string>>> const& axes, param_set const& user,
+                     backend_choice const& backend, replay_options const& options)
+{
+  std::string text;
+  // Each item prefixed by its length, so that no two descriptions run together alike.
+  auto add = [&](std::string_view item) {
+    text += std::to_string(item.size());
+    text += ':';
+    text += item;
+  };
+  for (auto const& t : traces) {
+    add(t.name);
+    add(std::to_string(t.event_count()));
+  }
+  add("policies");
+  for (auto const& s : specs) add(s);
+  for (auto const& [key, values] : axes) {
+    add("vary " + key);
+    for (auto const& v : values) add(v);
+  }
+  for (auto const& [key, value] : user.values()) add("set " + key + "=" + value);
+  add("backend " + backend.kind + " " + std::to_string(backend.capacity));
+  add("repeat " + std::to_string(options.repeats) + (options.warm ? " warm" : "") +
+      (options.frees == free_by::address ? " by address" : ""));
+  std::uint64_t h = 0xcbf29ce484222325;
+  for (unsigned char const c : text) {
+    h ^= c;
+    h *= 0x100000001b3;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// The two columns a sharded sweep appends, which merge checks and drops.
+constexpr std::string_view sweep_cells_column = "sweep_cells";
+constexpr std::string_view sweep_id_column = "sweep_id";
 
 std::string quantile(std::vector<std::size_t>& v, double q)
 {
@@ -181,7 +227,7 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t c : mine) work += replay_work(traces[c / per_trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
   options.progress = &progress;
-  auto const results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
+  auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     std::size_t const c = mine[k];
     trace::trace const& t = traces[c / per_trace];
     std::string const& spec = specs[(c % per_trace) / points.size()];
@@ -196,6 +242,19 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t a = 0; a < axes.size(); ++a)
     columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
   columns.insert(columns.begin(), "cell");
+  if (!vm.count("shard")) {
+    write_rows(vm, columns, results);
+    return 0;
+  }
+  // A part says which sweep it belongs to and how many cells that sweep has, so that merge
+  // can tell a complete set of parts from one that lacks the last shard or mixes two sweeps.
+  std::string const id = sweep_id(traces, specs, axes, user, backend, options);
+  columns.emplace_back(sweep_cells_column);
+  columns.emplace_back(sweep_id_column);
+  for (auto& row : results) {
+    row.push_back(std::to_string(total));
+    row.push_back(id);
+  }
   write_rows(vm, columns, results);
   return 0;
 }
@@ -275,6 +334,10 @@ int merge(std::vector<std::string> const& args)
   if (!vm.count("part")) throw std::invalid_argument("no part given");
   std::vector<std::string> columns;
   std::map<std::size_t, std::vector<std::string>> by_cell;
+  // The sweep every row must belong to, as the first row read names it, and where that was.
+  std::string id;
+  std::size_t sweep_cells = 0;
+  std::string first_row;
   for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
     std::ifstream in(path);
     if (!in) throw input_error(path + ": cannot be read");
@@ -286,27 +349,51 @@ int merge(std::vector<std::string> const& args)
       std::vector<std::string> cells = split(line, ',');
       if (number == 1) {
         if (cells.empty() || cells[0] != "cell") throw input_error(where + "expected a sweep CSV header starting with 'cell'");
+        if (cells.size() < 3 || cells[cells.size() - 2] != sweep_cells_column || cells.back() != sweep_id_column)
+          throw input_error(where + "expected the CSV of `fraglab sweep --shard I/N --format csv`, whose last columns are " +
+                            std::string(sweep_cells_column) + " and " + std::string(sweep_id_column));
         if (columns.empty()) columns = cells;
         else if (cells != columns) throw input_error(where + "the header differs from the first part's");
         continue;
       }
       if (cells.size() != columns.size())
         throw input_error(where + "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(cells.size()));
-      std::size_t cell = 0;
-      std::istringstream c(cells[0]);
-      if (!(c >> cell) || !c.eof()) throw input_error(where + "expected a cell number, got '" + cells[0] + "'");
+      auto const whole_number = [&](std::string const& text, char const* what) {
+        std::size_t n = 0;
+        std::istringstream c(text);
+        if (!(c >> n) || !c.eof() || text[0] == '-')  // >> reads -1 as the largest number
+          throw input_error(where + "expected " + what + ", got '" + text + "'");
+        return n;
+      };
+      std::size_t const cell = whole_number(cells[0], "a cell number");
+      std::size_t const of = whole_number(cells[cells.size() - 2], "the sweep's cell count");
+      if (id.empty()) {
+        id = cells.back();
+        sweep_cells = of;
+        first_row = path + ":" + std::to_string(number);
+      } else if (cells.back() != id || of != sweep_cells) {
+        throw input_error(where + "this row is of another sweep than " + first_row + " (sweep_id " + cells.back() + " of " +
+                          std::to_string(of) + " cells, there " + id + " of " + std::to_string(sweep_cells) +
+                          "): their traces, policies, grid, parameters, backend or timing differ");
+      }
+      if (cell >= sweep_cells)
+        throw input_error(where + "cell " + std::to_string(cell) + " is outside its sweep's " + std::to_string(sweep_cells) + " cells");
+      cells.resize(cells.size() - 2);
       if (!by_cell.emplace(cell, std::move(cells)).second)
         throw input_error(where + "cell " + std::to_string(cell) + " appears twice");
     }
     if (number == 0) throw input_error(path + ": empty file, expected a sweep CSV");
   }
+  // A part may hold no cell (a shard past the grid's end), but some part must say which
+  // sweep they are, and so how many cells make it whole.
+  if (id.empty()) throw input_error("the parts hold no cell, so which sweep they are parts of is unknown");
+  for (std::size_t cell = 0; cell < sweep_cells; ++cell)
+    if (!by_cell.count(cell))
+      throw input_error("cell " + std::to_string(cell) + " of the sweep's " + std::to_string(sweep_cells) +
+                        " is missing from every part (is a shard's part not given?)");
+  columns.resize(columns.size() - 2);
   std::vector<std::vector<std::string>> rows;
-  std::size_t expected = 0;
-  for (auto& [cell, row] : by_cell) {
-    if (cell != expected) throw input_error("cell " + std::to_string(expected) + " is missing from every part");
-    ++expected;
-    rows.push_back(std::move(row));
-  }
+  for (auto& [cell, row] : by_cell) rows.push_back(std::move(row));
   write_rows(vm, columns, rows);
   return 0;
 }

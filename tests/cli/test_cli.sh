@@ -155,6 +155,17 @@ err=$("$fraglab" merge "$work/part1.csv" "$work/part3.csv" 2>&1); rc=$?
 expect "merge refuses a missing shard" '[[ $rc -eq 2 && $err == *"is missing"* ]]'
 err=$("$fraglab" merge "$work/part1.csv" "$work/part1.csv" 2>&1); rc=$?
 expect "merge refuses a duplicated cell with FILE:LINE" '[[ $rc -eq 2 && $err == *part1.csv:2:*appears\ twice* ]]'
+expect "a shard's part names its sweep and the sweep's cell count" '[[ $(head -1 "$work/part1.csv") == *,sweep_cells,sweep_id && $(sed -n 2p "$work/part1.csv") == *,12,???????????????? ]]'
+expect "merge drops the parts' sweep columns" '[[ $(head -1 "$work/merged.csv") == "$(head -1 "$work/sweep1.csv")" ]]'
+pair=(-p tf_bfc --vary split_ratio=1,2 --repeat 0 --format csv)
+"$fraglab" sweep "$work/p.trace" "${pair[@]}" --shard 1/2 -o "$work/pair1.csv"
+err=$("$fraglab" merge "$work/pair1.csv" 2>&1); rc=$?
+expect "merge refuses parts without the last shard's cells" '[[ $rc -eq 2 && $err == *"cell 1 of the sweep'"'"'s 2 is missing"* ]]'
+"$fraglab" sweep "$work/p.trace" "${pair[@]}" --shard 2/2 --set memory_limit=1GiB -o "$work/pair2.csv"
+err=$("$fraglab" merge "$work/pair1.csv" "$work/pair2.csv" 2>&1); rc=$?
+expect "merge refuses the parts of two different sweeps" '[[ $rc -eq 2 && $err == *pair2.csv:2:*"another sweep than"*pair1.csv:2* ]]'
+err=$("$fraglab" merge "$work/sweep1.csv" 2>&1); rc=$?
+expect "merge refuses a CSV that is not a shard's part" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*sweep_cells* ]]'
 "$fraglab" sweep "$work/p.trace" -p best_fit --vary split_ratio=0.5 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad grid value before running" '[[ $rc -eq 2 ]]'
 err=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=3 --vary sli=4 --repeat 0 2>&1); rc=$?
