@@ -1,6 +1,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
 
+#include "experiments/output/atomic_file.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
@@ -19,6 +20,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -98,6 +100,7 @@ int replay(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  check_output_options(vm, {"output", "timeseries"});
   unsigned const jobs = jobs_option(vm);
   auto const [user, backend] = read_allocator_options(vm);
   replay_options options;
@@ -144,7 +147,9 @@ int convert(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   auto const files = vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (files.size() != 2) throw std::invalid_argument("expected IN and OUT, got " + std::to_string(files.size()) + " files");
-  if (files[0] == files[1]) throw std::invalid_argument("IN and OUT are the same file");
+  check_output_file(files[1]);
+  if (std::filesystem::weakly_canonical(files[0]) == std::filesystem::weakly_canonical(files[1]))
+    throw std::invalid_argument("IN and OUT are the same file");
   auto const to = trace::output_trace_format(files[1], vm["to"].as<std::string>());
   trace::trace const t = trace::read_trace(files[0]);
   trace::write_trace(files[1], t, to, "converted by fraglab convert from " + t.name);
@@ -203,6 +208,7 @@ int dump(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
   if (!vm.count("policy")) throw std::invalid_argument("no policy given (-p NAME)");
+  check_output_options(vm, {"output"});
   auto const [user, backend] = read_allocator_options(vm);
   std::string const spec = vm["policy"].as<std::string>();
   auto const c = make_composition(spec, user, backend);

@@ -176,6 +176,7 @@ int sweep(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  check_output_options(vm, {"output"});
   unsigned const jobs = jobs_option(vm);
   replay_options options;
   read_timing_options(vm, options);
@@ -269,6 +270,7 @@ int capacity(std::vector<std::string> const& args)
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  check_output_options(vm, {"output"});
   unsigned const jobs = jobs_option(vm);
   auto const chosen = read_allocator_options(vm);
   auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
@@ -332,6 +334,7 @@ int merge(std::vector<std::string> const& args)
   if (!parsed) return 0;
   auto const& vm = *parsed;
   if (!vm.count("part")) throw std::invalid_argument("no part given");
+  check_output_options(vm, {"output"});
   std::vector<std::string> columns;
   std::map<std::size_t, std::vector<std::string>> by_cell;
   // The sweep every row must belong to, as the first row read names it, and where that was.

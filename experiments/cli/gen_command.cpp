@@ -242,6 +242,7 @@ int gen(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   if (!kind) throw std::invalid_argument("no workload kind given (" + kind_names() + ")");
   if (!vm.count("output")) throw std::invalid_argument("no output file given (-o FILE)");
+  check_output_options(vm, {"output"});
   std::map<std::string, std::string> values{{"seed", vm["seed"].as<std::string>()}};
   std::string command = std::string("fraglab gen ") + kind->name + " --seed " + values["seed"];
   for (auto const& o : kind->options) {

@@ -1,12 +1,15 @@
 #include "experiments/cli/options.hpp"
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/output/atomic_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/trace/read_trace.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 namespace fraglab::cli {
@@ -48,8 +51,17 @@ void add_trace_and_policy_options(po::options_description& desc)
 std::vector<trace::trace> read_traces(po::variables_map const& vm)
 {
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  auto const& paths = vm["trace"].as<std::vector<std::string>>();
+  // A trace's rows are labelled by its file name: two traces of one name would give rows
+  // that no reader could tell apart.
+  std::map<std::string, std::string> path_of_name;
+  for (auto const& path : paths)
+    if (auto const [at, fresh] = path_of_name.emplace(trace::file_base_name(path), path); !fresh)
+      throw std::invalid_argument(at->second == path ? "trace " + path + " is given twice"
+                                                     : "traces " + at->second + " and " + path + " have the same file name, " +
+                                                           at->first + ", which labels their rows: rename one");
   std::vector<trace::trace> traces;
-  for (auto const& path : vm["trace"].as<std::vector<std::string>>()) traces.push_back(trace::read_trace(path));
+  for (auto const& path : paths) traces.push_back(trace::read_trace(path));
   return traces;
 }
 
@@ -125,6 +137,25 @@ void read_timing_options(po::variables_map const& vm, replay_options& o)
   o.repeats = static_cast<unsigned>(count_option("repeat", vm["repeat"].as<std::string>(), 0, std::numeric_limits<unsigned>::max()));
   o.warm = vm.count("warm") != 0;
   o.frees = parse_free_by(vm["free-by"].as<std::string>());
+}
+
+void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names)
+{
+  std::vector<std::pair<char const*, std::filesystem::path>> seen;
+  for (char const* name : names) {
+    if (!vm.count(name)) continue;
+    std::string const path = vm[name].as<std::string>();
+    try {
+      check_output_file(path);
+    } catch (std::invalid_argument const& e) {
+      throw std::invalid_argument(std::string("--") + name + ": " + e.what());
+    }
+    std::filesystem::path const where = std::filesystem::weakly_canonical(path);
+    for (auto const& [other, other_where] : seen)
+      if (where == other_where)
+        throw std::invalid_argument(std::string("--") + other + " and --" + name + " name the same file, " + path);
+    seen.emplace_back(name, where);
+  }
 }
 
 void add_output_options(po::options_description& desc)

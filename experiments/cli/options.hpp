@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -55,6 +56,11 @@ allocator_options read_allocator_options(po::variables_map const& vm);
 // --repeat N and --warm: how the timed runs of each cell are made (replay_options).
 void add_timing_options(po::options_description& desc);
 void read_timing_options(po::variables_map const& vm, replay_options& o);
+
+// The files the options `names` (those given) will write, checked before any work: each
+// could be written (check_output_file), and no two are the same file. Throws
+// std::invalid_argument naming the option.
+void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names);
 
 // --format, --output/-o: write `rows` under `columns` to the file (atomically) or stdout.
 void add_output_options(po::options_description& desc);

@@ -1,13 +1,35 @@
 #include "experiments/output/atomic_file.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 #include <unistd.h>
 
 namespace fraglab {
 
+void check_output_file(std::string const& path)
+{
+  namespace fs = std::filesystem;
+  if (path.empty()) throw std::invalid_argument("the file name is empty");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw std::invalid_argument(path + ": is a directory; expected a file name");
+  fs::path const dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw std::invalid_argument(path + ": " + dir.string() + (fs::exists(dir, ec) ? " is not a directory" : " does not exist"));
+}
+
+namespace {
+
+std::string checked(std::string path)
+{
+  check_output_file(path);
+  return path;
+}
+
+}  // namespace
+
 atomic_file::atomic_file(std::string path)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())),
+    : path_(checked(std::move(path))), tmp_(path_ + ".tmp." + std::to_string(::getpid())),
       out_(tmp_, std::ios::binary | std::ios::trunc)
 {
   if (!out_) throw std::runtime_error(path_ + ": cannot open for writing");

@@ -8,9 +8,16 @@
 
 namespace fraglab {
 
+// Throws std::invalid_argument, naming `path`, where no file could be written there: an
+// empty name, an existing directory, or a directory that does not exist. Commands call it
+// on their output files before any work, so that an hour's replay does not end in "cannot
+// rename"; atomic_file calls it too.
+void check_output_file(std::string const& path);
+
 class atomic_file {
  public:
-  // Throws std::runtime_error when the temporary file cannot be created.
+  // Throws std::invalid_argument where check_output_file does, std::runtime_error when the
+  // temporary file cannot be created.
   explicit atomic_file(std::string path);
   atomic_file(atomic_file const&) = delete;
   atomic_file& operator=(atomic_file const&) = delete;

@@ -252,6 +252,35 @@ expect "a truncated binary trace names its byte offset" '[[ $rc -eq 2 && $err ==
 expect "no output or time series after a bad binary trace" '[[ ! -e $work/never2.csv && ! -e $work/never2.ts ]]'
 "$fraglab" convert "$work/p.trace" "$work/p.trace" >/dev/null 2>&1; rc=$?
 expect "convert refuses to overwrite its input" '[[ $rc -eq 2 ]]'
+"$fraglab" convert "$work/p.trace" "$work/./p.trace" >/dev/null 2>&1; rc=$?
+expect "convert refuses its input under another spelling of its path" '[[ $rc -eq 2 ]]'
+
+# Output paths are checked before any work, with the option named.
+mkdir -p "$work/d1" "$work/d2"
+cp "$work/p.trace" "$work/d1/same.trace"
+cp "$work/first.trace" "$work/d2/same.trace"
+err=$("$fraglab" replay "$work/d1/same.trace" "$work/d2/same.trace" -p tlsf 2>&1); rc=$?
+expect "replay refuses two traces of one file name, which would label rows alike" \
+  '[[ $rc -eq 2 && $err == *"d1/same.trace and "*"d2/same.trace have the same file name, same.trace"* ]]'
+err=$("$fraglab" sweep "$work/p.trace" "$work/p.trace" -p tlsf --vary sli=3,4 2>&1); rc=$?
+expect "sweep refuses a trace given twice" '[[ $rc -eq 2 && $err == *"p.trace is given twice"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --timeseries "$work/both.csv" -o "$work/./both.csv" 2>&1); rc=$?
+expect "replay refuses --output and --timeseries naming one file" \
+  '[[ $rc -eq 2 && $err == *"--output and --timeseries name the same file"* && ! -e $work/both.csv ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf -o "$work/d1" 2>&1); rc=$?
+expect "replay refuses a directory as its output" '[[ $rc -eq 2 && $err == *"--output: $work/d1: is a directory"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --timeseries "$work/missing/ts.csv" -o "$work/never3.csv" 2>&1); rc=$?
+expect "replay refuses an output in a missing directory, and writes nothing" \
+  '[[ $rc -eq 2 && $err == *"--timeseries: $work/missing/ts.csv: $work/missing does not exist"* && ! -e $work/never3.csv ]]'
+for command in "sweep $work/p.trace -p tlsf --vary sli=3" "capacity $work/p.trace -p tlsf" "merge $work/part1.csv" \
+               "dump $work/p.trace -p tlsf" "gen random"; do
+  err=$("$fraglab" $command -o "" 2>&1); rc=$?
+  expect "${command%% *} refuses an empty output name" '[[ $rc -eq 2 && $err == *"--output: the file name is empty"* ]]'
+done
+err=$("$fraglab" convert "$work/p.trace" "$work/d1" 2>&1); rc=$?
+expect "convert refuses a directory as OUT" '[[ $rc -eq 2 && $err == *"$work/d1: is a directory"* ]]'
+err=$("$fraglab" trace -o "$work/p.trace" -- true 2>&1); rc=$?
+expect "trace refuses a file as its output directory" '[[ $rc -eq 2 && $err == *"--output: $work/p.trace is not a directory"* ]]'
 "$fraglab" convert "$work/p.trace" "$work/x.out" --to pickle >/dev/null 2>&1; rc=$?
 expect "convert refuses an unknown format" '[[ $rc -eq 2 && ! -e $work/x.out ]]'
 printf 'a 1 100 256\nf 1\n' > "$work/aligned.trace"
