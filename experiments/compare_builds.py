@@ -25,8 +25,8 @@ import statistics
 import sys
 import tempfile
 
-from results_io import (at_least_one, file_digest, markdown_table, provenance, repeated_trace_name, trace_name,
-                        write_markdown)
+from results_io import (at_least_one, file_digest, markdown_table, output_file, provenance, repeated_trace_name,
+                        trace_name, write_markdown)
 from speed_table import TARGETS, bench, fmt, instructions, preload_env
 
 BUILDS = ("before", "after")
@@ -45,7 +45,7 @@ def parse_arguments(argv):
                         help="timed passes per benchmark (more for short traces)")
     parser.add_argument("--count", action="append", default=[], metavar="TRACE",
                         help="also count instructions per operation on TRACE under callgrind; repeatable")
-    parser.add_argument("--out", help="also write the tables to this Markdown file")
+    parser.add_argument("--out", type=output_file, help="also write the tables to this Markdown file")
     parser.add_argument("traces", nargs="+", metavar="TRACE")
     args = parser.parse_args(argv)
     for path in [args.before, args.after] + args.traces + args.count:

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, provenance,
+from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, output_dir, provenance,
                         repeated_trace_name, run, trace_name, write_csv, write_markdown)
 from speed_table import bench, fmt, preload_env
 
@@ -62,7 +62,7 @@ def torch_rows(traces, fraglab, scratch, iterations):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build, with CUDA")
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--iterations", type=at_least_one, default=5)
     parser.add_argument("--min-events", type=at_least_one, default=200_000,
                         help="more passes where a trace is short: a 4k-event snapshot's 5 passes time a few "

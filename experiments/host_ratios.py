@@ -25,7 +25,8 @@ import os
 import sys
 import tempfile
 
-from results_io import at_least_one, file_digest, markdown_table, provenance, repeated_trace_name, write_markdown
+from results_io import (at_least_one, file_digest, markdown_table, output_file, provenance, repeated_trace_name,
+                        write_markdown)
 from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects
 
 
@@ -38,7 +39,7 @@ def parse_arguments(argv):
                         help="timed passes per benchmark (more for short traces)")
     parser.add_argument("--variant", action="append", default=[], type=variant, metavar="LABEL=SPEC",
                         help="also measure SPEC (a policy name or compose: spec) and report it as LABEL; repeatable")
-    parser.add_argument("--out", help="also write the table to this Markdown file")
+    parser.add_argument("--out", type=output_file, help="also write the table to this Markdown file")
     parser.add_argument("traces", nargs="+", metavar="TRACE")
     args = parser.parse_args(argv)
     # A label or spec may name no other subject: each is a key of the measurements.

@@ -24,8 +24,8 @@ import os
 import subprocess
 import sys
 
-from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, markdown_table, provenance, run, write_csv,
-                        write_markdown)
+from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, markdown_table, output_dir, provenance, run,
+                        write_csv, write_markdown)
 
 
 def replay(fraglab, trace, policy, repeat):
@@ -53,7 +53,7 @@ def main(argv):
     parser.add_argument("--repeat", type=at_least_one, default=3)
     parser.add_argument("--policies", default="")
     parser.add_argument("--allocations", type=at_least_one, default=5_000_000)
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
     args = parser.parse_args(argv)
 

@@ -141,10 +141,36 @@ def write_markdown(path, title, script, header, sections):
     write_atomically(path, "\n".join(md) + "\n")
 
 
+def output_file(path):
+    """argparse type of a file a script writes when it is done: checked when the command is
+    read, so that a run of minutes does not end in a traceback over its output's path."""
+    if not path:
+        raise argparse.ArgumentTypeError("the file name is empty")
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{path} is a directory; expected a file name")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"{parent} {'is not a directory' if os.path.exists(parent) else 'does not exist'}")
+    return path
+
+
+def output_dir(path):
+    """argparse type of a directory a script writes into when it is done, made if absent:
+    what exists of it must be a directory."""
+    if not path:
+        raise argparse.ArgumentTypeError("the directory name is empty")
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise argparse.ArgumentTypeError(f"{existing} is not a directory")
+    return path
+
+
 def common_arguments(parser, work_dir):
     """The options every table script takes."""
     parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
-    parser.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data", work_dir),
                         help="where inputs are made and kept between runs")
     parser.add_argument("--quick", action="store_true", help="small inputs, a few seconds (for the tests)")

@@ -95,6 +95,16 @@ $py "$root/experiments/speed_table.py" --quick --iterations -1 --fraglab "$fragl
 expect "speed_table.py refuses --iterations -1" '[[ $? -ne 0 ]] && grep -q -- "--iterations: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
 $py "$root/experiments/replay_throughput.py" --repeat 0 --fraglab "$fraglab" --out-dir "$work/out0" 2> "$work/rt0.err"
 expect "replay_throughput.py refuses --repeat 0" '[[ $? -ne 0 ]] && grep -q -- "--repeat: expected at least 1" "$work/rt0.err"'
+# Output paths are checked as the command is read, not when a long run is done.
+: > "$work/a-file"
+$py "$root/experiments/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/a-file/out" \
+  --work-dir "$work/st" 2> "$work/st0.err"
+expect "speed_table.py refuses an --out-dir under a file, before measuring" \
+  '[[ $? -eq 2 ]] && grep -q -- "--out-dir: $work/a-file is not a directory" "$work/st0.err" && ! grep -q "measured" "$work/st0.err"'
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work" "$work/a-file" 2> "$work/hr0.err"
+expect "host_ratios.py refuses a directory as --out" '[[ $? -eq 2 ]] && grep -q -- "--out: $work is a directory" "$work/hr0.err"'
+$py "$root/experiments/compare_builds.py" --before x --after y --out "$work/missing/c.md" "$work/a-file" 2> "$work/cb0.err"
+expect "compare_builds.py refuses --out in a missing directory" '[[ $? -eq 2 ]] && grep -q -- "--out: $work/missing does not exist" "$work/cb0.err"'
 # Two rounds: each replay is measured twice and kept once, at its minimum.
 $py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
   --work-dir "$work/st" 2> "$work/st.err"
