@@ -214,6 +214,10 @@ int dump(std::vector<std::string> const& args)
   auto const c = make_composition(spec, user, backend);
   trace::trace const t = trace::read_trace(vm["trace"].as<std::string>());
 
+  std::string const style = vm.count("style") ? vm["style"].as<std::string>()
+                            : spec.rfind("pytorch", 0) == 0 ? "pytorch"
+                                                            : "tf";
+  if (style != "tf" && style != "pytorch") throw std::invalid_argument("--style: expected tf or pytorch, got '" + style + "'");
   std::string const at = vm["at"].as<std::string>();
   std::uint64_t events = all_events;
   if (at == "peak") events = events_to_peak_reserved(*c, t);
@@ -221,11 +225,12 @@ int dump(std::vector<std::string> const& args)
     auto const n = parse_size(at);
     if (!n || at.find_first_not_of("0123456789") != std::string::npos)
       throw std::invalid_argument("--at: expected end, peak or a number of events, got '" + at + "'");
+    // The dump's first line would say where it stopped, but a number past the end is a
+    // mistake about the trace, not a request for its end.
+    if (*n > t.event_count())
+      throw std::invalid_argument("--at: " + at + " events, but " + t.name + " has " + std::to_string(t.event_count()));
     events = *n;
   }
-  std::string const style = vm.count("style") ? vm["style"].as<std::string>()
-                            : spec.rfind("pytorch", 0) == 0 ? "pytorch"
-                                                            : "tf";
   auto a = c->make();
   std::uint64_t const done = drive(*a, t, events);
   std::ostringstream out;
@@ -233,7 +238,7 @@ int dump(std::vector<std::string> const& args)
   if (style == "tf") {
     std::size_t const limit = user.has("memory_limit") ? user.size("memory_limit") : backend.capacity;
     presets::tf::dump_memory_log(*a, limit, out);
-  } else if (style == "pytorch") {
+  } else {
     std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
     if (user.has("max_split_size_mb")) max_split_size = user.size("max_split_size_mb") << 20;
     std::vector<std::vector<std::string>> rows;
@@ -241,8 +246,6 @@ int dump(std::vector<std::string> const& args)
     for (auto const& s : presets::pytorch::memory_stats(*a, max_split_size))
       rows.push_back({std::string(s.name), std::to_string(s.current), cell(s.peak), cell(s.allocated), cell(s.freed)});
     out << format_rows({"stat", "current", "peak", "allocated", "freed"}, rows, output_format::table);
-  } else {
-    throw std::invalid_argument("--style: expected tf or pytorch, got '" + style + "'");
   }
   if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out.str());
   else std::cout << out.str();

@@ -125,6 +125,11 @@ out=$("$fraglab" dump "$work/p.trace" -p pytorch_caching --at 100 --set max_spli
 expect "dump prints PyTorch's memory_stats" '[[ $rc -eq 0 && $out == *"after 100 of"* && $out == *inactive_split_bytes* && $out == *num_alloc_retries* ]]'
 "$fraglab" dump "$work/p.trace" -p tf_bfc --at soon >/dev/null 2>&1; rc=$?
 expect "dump --at rejects a bad point" '[[ $rc -eq 2 ]]'
+events=$("$fraglab" info "$work/p.trace" | sed -n 's/^events: //p')
+out=$("$fraglab" dump "$work/p.trace" -p tf_bfc --at "$events" | head -1)
+expect "dump --at the trace's last event dumps there" '[[ $out == *"after $events of $events events"* ]]'
+err=$("$fraglab" dump "$work/p.trace" -p tf_bfc --at $((events + 1)) 2>&1); rc=$?
+expect "dump --at past the trace's end is refused with the trace's length" '[[ $rc -eq 2 && $err == *"--at: $((events + 1)) events, but p.trace has $events"* ]]'
 err=$("$fraglab" dump "$work/p.trace" -p pytorch_caching --set max_split_size_mb=20 2>&1); rc=$?
 expect "max_split_size_mb <= 20 is refused as PyTorch does" '[[ $rc -eq 2 && $err == *"greater than 20"* ]]'
 "$fraglab" replay "$work/p.trace" -p pytorch_caching --set garbage_collection_threshold=0.6 >/dev/null 2>&1; rc=$?
