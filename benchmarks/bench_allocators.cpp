@@ -23,6 +23,7 @@
 // the blocks a pass leaves live outside the clock (pass_runner.hpp).
 #include "benchmarks/alloc_patterns.hpp"
 #include "benchmarks/subjects.hpp"
+#include "experiments/cli/options.hpp"
 
 #include <benchmark/benchmark.h>
 #include <boost/algorithm/string/split.hpp>
@@ -31,6 +32,7 @@
 #include <algorithm>
 #include <deque>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,7 +68,9 @@ std::vector<std::string> split_commas(std::string const& s)
 options parse(int argc, char** argv)
 {
   options o;
-  std::string policies, patterns, live, frees;
+  // Counts are read as text and parsed by count_option: Boost's own parsing of an unsigned
+  // option reads "-1" as 2^64 - 1, a pattern of that many events.
+  std::string policies, patterns, live, frees, scan_live_max, pattern_events, iterations, min_events;
   po::options_description named("bench_allocators options (Google Benchmark's --benchmark_* flags also apply)");
   named.add_options()
       ("help,h", "this help")
@@ -81,11 +85,11 @@ options parse(int argc, char** argv)
       ("floor", po::bool_switch(&o.with_floor), "also the bump allocator that never reuses memory")
       ("patterns", po::value(&patterns)->default_value("steady,lifo,shuffled"), "synthetic patterns, comma-separated, or none")
       ("live", po::value(&live)->default_value("1000,10000,100000,1000000"), "live blocks of the patterns")
-      ("scan-live-max", po::value(&o.scan_live_max)->default_value(o.scan_live_max), "largest live count for list scans")
-      ("pattern-events", po::value(&o.pattern_events)->default_value(o.pattern_events), "timed events per pattern pass")
-      ("iterations", po::value(&o.iterations)->default_value(0),
+      ("scan-live-max", po::value(&scan_live_max)->default_value(std::to_string(o.scan_live_max)), "largest live count for list scans")
+      ("pattern-events", po::value(&pattern_events)->default_value(std::to_string(o.pattern_events)), "timed events per pattern pass")
+      ("iterations", po::value(&iterations)->default_value("0"),
        "timed passes per benchmark (0: as many as --benchmark_min_time needs); each benchmark also runs one warm-up pass")
-      ("min-events", po::value(&o.min_events)->default_value(0),
+      ("min-events", po::value(&min_events)->default_value("0"),
        "with --iterations: at least this many timed events per benchmark, in more passes where a pass is shorter");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&o.traces));
@@ -96,21 +100,20 @@ options parse(int argc, char** argv)
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
   po::notify(vm);
-  if (o.iterations < 0) throw std::invalid_argument("--iterations: expected a count of at least 0");
   if (vm.count("help")) {
     std::cout << "usage: bench_allocators [options] [TRACE...]\n" << named;
     std::exit(0);
   }
+  using cli::count_option;
+  o.scan_live_max = count_option("scan-live-max", scan_live_max);
+  o.pattern_events = count_option("pattern-events", pattern_events, 1);  // ns per op of none is 0/0
+  o.iterations = static_cast<std::int64_t>(count_option("iterations", iterations, 0, std::numeric_limits<std::int64_t>::max()));
+  o.min_events = count_option("min-events", min_events);
   o.frees = parse_free_by(frees);
   o.policies = split_commas(policies);
   o.policies.insert(o.policies.end(), o.extra_policies.begin(), o.extra_policies.end());
   o.patterns = split_commas(patterns);
-  for (auto const& n : split_commas(live)) {
-    std::size_t used = 0;
-    std::size_t const value = std::stoull(n, &used);
-    if (used != n.size() || value == 0) throw std::invalid_argument("--live: expected positive integers, got '" + n + "'");
-    o.live.push_back(value);
-  }
+  for (auto const& n : split_commas(live)) o.live.push_back(count_option("live", n, 1));
   return o;
 }
 

@@ -92,6 +92,14 @@ for bad in "--policies no_such_policy" "--policy compose:index=seglist" "--patte
   if "$bench" --benchmark_min_time=0.001 $bad > "$work/bad.out" 2> "$work/bad.err"; then fail "accepted: $bad"; fi
   grep -q "bench_allocators: " "$work/bad.err" || fail "no message for: $bad"
 done
+# Counts: a sign is refused, not read as 2^64 - 1 (a pattern of that many events or live
+# blocks ran until killed), and a pattern of no events (ns per op 0/0) too.
+for bad in "--live -5" "--pattern-events 0" "--pattern-events -1" "--scan-live-max -1" "--min-events -1" "--iterations -1"; do
+  rc=0
+  timeout 60 "$bench" --benchmark_min_time=0.001 --policies tlsf --patterns steady $bad > "$work/bad.out" 2> "$work/bad.err" || rc=$?
+  [[ $rc -eq 2 ]] || fail "exit $rc, not 2, for: $bad"
+  grep -q "bench_allocators: ${bad%% *}: expected" "$work/bad.err" || fail "no message naming the option for: $bad"
+done
 
 if [[ $count == none ]]; then
   echo "skipping count_instructions: not built here (sanitized build, or no valgrind/callgrind.h)"
