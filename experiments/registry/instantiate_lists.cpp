@@ -8,7 +8,7 @@ namespace fraglab::registry_detail {
 
 std::span<instantiation const> list_instantiations()
 {
-  static constexpr std::array<instantiation, 12> table{{
+  static constexpr auto table = std::to_array<instantiation>({
       {"list_lifo", "first", &make_composition_of<lifo_list_index, first_fit>},
       {"list_lifo", "next", &make_composition_of<lifo_list_index, next_fit>},
       {"list_lifo", "best", &make_composition_of<lifo_list_index, best_fit>},
@@ -21,7 +21,7 @@ std::span<instantiation const> list_instantiations()
       {"list_ao", "next", &make_composition_of<address_ordered_list_index, next_fit>},
       {"list_ao", "best", &make_composition_of<address_ordered_list_index, best_fit>},
       {"list_ao", "worst", &make_composition_of<address_ordered_list_index, worst_fit>},
-  }};
+  });
   return table;
 }
 

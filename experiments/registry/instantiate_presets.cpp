@@ -122,7 +122,7 @@ std::unique_ptr<composition> make_pytorch_expandable(std::string name, param_set
 
 std::span<preset const> preset_instantiations()
 {
-  static constexpr std::array<preset, 4> table{{
+  static constexpr auto table = std::to_array<preset>({
       {"tf_bfc", "TensorFlow's BFC allocator (TF 2.12+): 256 B rounding, 21 bins, best fit, split at 2x, "
                  "doubling regions from 2 MiB",
        &make_tf_bfc},
@@ -135,7 +135,7 @@ std::span<preset const> preset_instantiations()
       {"dlmalloc", "Doug Lea's malloc 2.8.6: exact small bins, tree bins, designated victim, top chunk, "
                    "mmap above 256 KiB, 8 B boundary tags",
        &make_dlmalloc},
-  }};
+  });
   return table;
 }
 

@@ -21,11 +21,11 @@ std::unique_ptr<composition> make_seglist_good(std::string name, param_set const
 
 std::span<instantiation const> seglist_instantiations()
 {
-  static constexpr std::array<instantiation, 3> table{{
+  static constexpr auto table = std::to_array<instantiation>({
       {"seglist", "good", &make_seglist_good},
       {"seglist", "best", &make_composition_of<segregated_index, best_fit>},
       {"seglist", "worst", &make_composition_of<segregated_index, worst_fit>},
-  }};
+  });
   return table;
 }
 

@@ -11,7 +11,7 @@ namespace fraglab::registry_detail {
 
 std::span<instantiation const> tree_instantiations()
 {
-  static constexpr std::array<instantiation, 8> table{{
+  static constexpr auto table = std::to_array<instantiation>({
       {"bins", "best", &make_composition_of<bins_index, best_fit>},
       {"fine_bins", "best", &make_composition_of<fine_bins_index, best_fit>},
       {"bins", "worst", &make_composition_of<bins_index, worst_fit>},
@@ -20,7 +20,7 @@ std::span<instantiation const> tree_instantiations()
       {"ao_tree", "first", &make_composition_of<address_ordered_tree_index, first_fit>},
       {"ao_tree", "next", &make_composition_of<address_ordered_tree_index, next_fit>},
       {"ao_tree", "worst", &make_composition_of<address_ordered_tree_index, worst_fit>},
-  }};
+  });
   return table;
 }
 

@@ -13,7 +13,7 @@
 namespace fraglab {
 namespace {
 
-constexpr std::array<named_composition, 26> names{{
+constexpr auto names = std::to_array<named_composition>({
     {"first_fit", "ao_tree", "first", presets::classic::defaults, "classic address-ordered first fit (J&W 1998), O(log n)"},
     {"first_fit_lifo", "list_lifo", "first", presets::classic::defaults, "classic first fit over a LIFO free list"},
     {"first_fit_fifo", "list_fifo", "first", presets::classic::defaults, "classic first fit over a FIFO free list"},
@@ -41,7 +41,7 @@ constexpr std::array<named_composition, 26> names{{
     {"list_lifo_first", "list_lifo", "first", "", "classic LIFO list, first fit"},
     {"list_fifo_first", "list_fifo", "first", "", "classic FIFO list, first fit"},
     {"list_lifo_next", "list_lifo", "next", "", "classic LIFO list, next fit"},
-}};
+});
 
 template <class F>
 void for_each_instantiation(F&& f)
