@@ -1,0 +1,14 @@
+#include "backends/simulated_backend.hpp"
+#include "engine/allocator.hpp"
+#include "policies/fits/exact_or_worst_fit.hpp"
+#include "policies/indexes/tree_index.hpp"
+
+using my_policy = fraglab::policy<fraglab::tree_index, fraglab::exact_or_worst_fit>;
+
+int main()
+{
+  fraglab::allocator<my_policy, fraglab::simulated_backend> a(fraglab::simulated_backend{});
+  fraglab::allocation const block = a.allocate(1000);
+  a.deallocate(block.block());
+  return block && a.check_invariants().empty() ? 0 : 1;
+}

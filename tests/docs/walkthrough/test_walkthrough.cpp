@@ -1,0 +1,70 @@
+// docs/adding-a-policy.md, compiled and run: the fit its walkthrough writes
+// (policies/fits/exact_or_worst_fit.hpp beside this file), the tests of its step 3, the
+// typed suites of step 3 over its composition, and the registry row of step 4. The
+// walkthrough's C++ in step 2 is compose_example.cpp, built and run as a test of its own.
+// tests/docs/check_doc_code.py checks that every C++ block of the document is text of
+// these files, so that the document shows code that compiles and passes.
+#include "engine/conformance_suite.hpp"
+#include "engine/randomized_invariants_suite.hpp"
+#include "experiments/registry/composition_impl.hpp"
+#include "experiments/registry/instantiations.hpp"
+#include "policies/fits/exact_or_worst_fit.hpp"
+#include "support/scenarios.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+namespace fraglab::testing {
+namespace {
+
+// Step 3.1: the decisions, worked out by hand.
+TEST(FitDecisions, ExactOrWorstFitPrefersExactChunks)
+{
+  EXPECT_EQ((two_choices<policy<tree_index, exact_or_worst_fit>>()), (choice{0, 1280}));
+}
+
+TEST(FitDecisions, ExactOrWorstFitTakesTheLargestChunkWhenNoneIsExact)
+{
+  // Free after the two frees: 512@0, 1024@768 and the pool's tail, 2048@2048.
+  auto a = fixed_pool<policy<tree_index, exact_or_worst_fit>>(4096);
+  auto const at = [&](std::size_t n) { return a->allocate(n).address - sim_base; };
+  std::uintptr_t const first = at(512);
+  ASSERT_EQ(at(256), 512u);
+  std::uintptr_t const second = at(1024);
+  ASSERT_EQ(at(256), 1792u);
+  a->deallocate(sim_base + first);
+  a->deallocate(sim_base + second);
+  EXPECT_EQ(at(256), 2048u);  // no 256-byte chunk: the largest, not best fit's 512@0
+  EXPECT_EQ(at(1024), 768u);  // an exact one
+}
+
+}  // namespace
+
+// Step 3.2: the conformance contract and the randomized invariants, as
+// tests/support/compositions.hpp's lists give them to every composition.
+using walkthrough_compositions = ::testing::Types<policy<tree_index, exact_or_worst_fit>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, Conformance, walkthrough_compositions, composition_names);
+INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, RandomizedInvariants, walkthrough_compositions, composition_names);
+
+}  // namespace fraglab::testing
+
+namespace fraglab::registry_detail {
+namespace {
+
+// Step 4.1: the row, in a table like those of experiments/registry/instantiate_*.cpp.
+TEST(Walkthrough, TheRegistryRowBuildsTheComposition)
+{
+  static constexpr auto table = std::to_array<instantiation>({
+      {"tree", "exact_or_worst", &make_composition_of<tree_index, exact_or_worst_fit>},
+  });
+  auto const c = table[0].make("compose:index=tree,fit=exact_or_worst", param_set{}, backend_choice{"simulated"});
+  auto const a = c->make();
+  allocation const got = a->allocate(1000);
+  EXPECT_TRUE(got);
+  EXPECT_EQ(a->deallocate(got.block()), free_status::ok);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+}  // namespace
+}  // namespace fraglab::registry_detail
