@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Checks that a document's C++ is code the test suite compiles and runs.
 
-    check_doc_code.py DOC.md
+    check_doc_code.py DOC.md...
 
-Every ```cpp block of DOC must follow a line `<!-- tested in PATH -->` (PATH relative to the
-repository), and its lines must appear, in order and adjacent, among PATH's lines; both are
-compared without their leading and trailing blanks, so that a block may be shown at another
-indentation than it has in the file (inside a list, or one row of a table). Exits 1 naming
-DOC:LINE for each block that is unmarked or no longer in its file, so that the document
-cannot drift from the code that tests/docs/walkthrough builds."""
+Every ```cpp block of each DOC must follow a line `<!-- tested in PATH -->` (PATH relative
+to the repository), and its lines must appear, in order and adjacent, among PATH's lines;
+both are compared without their leading and trailing blanks, so that a block may be shown at
+another indentation than it has in the file (inside a list, or one row of a table). Exits 1
+naming DOC:LINE for each block that is unmarked or no longer in its file, so that a document
+cannot drift from the code that tests/docs builds and runs."""
 
 import os
 import re
@@ -45,10 +45,8 @@ def contains(haystack, needle):
     return any(haystack[k:k + len(needle)] == needle for k in range(len(haystack) - len(needle) + 1))
 
 
-def main(argv):
-    if len(argv) != 1:
-        sys.exit(__doc__.split("\n\n")[1])
-    doc = argv[0]
+def check(doc):
+    """(failures, blocks checked) of one document."""
     with open(doc) as f:
         lines = f.read().splitlines()
     failures, checked = [], 0
@@ -66,11 +64,21 @@ def main(argv):
         if not contains(code, body):
             failures.append(f"{where}: this block is no longer in {path}")
         checked += 1
-    for failure in failures:
-        print(failure, file=sys.stderr)
-    if not failures:
-        print(f"{doc}: {checked} C++ blocks, each found in the file that tests it")
-    return 1 if failures else 0
+    return failures, checked
+
+
+def main(argv):
+    if not argv:
+        sys.exit(__doc__.split("\n\n")[1])
+    failed = False
+    for doc in argv:
+        failures, checked = check(doc)
+        for failure in failures:
+            print(failure, file=sys.stderr)
+        if not failures:
+            print(f"{doc}: {checked} C++ blocks, each found in the file that tests it")
+        failed = failed or bool(failures)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
