@@ -1,3 +1,5 @@
+// docs/adding-a-policy.md, step 2: the fit composed in a whole program, built and run as the
+// walkthrough_compose_example test; the lines below are the document's block.
 #include "backends/simulated_backend.hpp"
 #include "engine/allocator.hpp"
 #include "policies/fits/exact_or_worst_fit.hpp"
