@@ -98,7 +98,7 @@ options parse(int argc, char** argv)
   po::options_description all;
   all.add(named).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(cli::exact_option_names).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << "usage: bench_allocators [options] [TRACE...]\n" << named;

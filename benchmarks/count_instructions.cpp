@@ -13,6 +13,7 @@
 // blocks are freed by reference, as `fraglab replay` frees them; --free-by address frees them
 // as a program plugged in by pointer does, paying for the address map.
 #include "benchmarks/subjects.hpp"
+#include "experiments/cli/options.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <boost/program_options.hpp>
@@ -42,7 +43,7 @@ int main(int argc, char** argv)
     po::positional_options_description positional;
     positional.add("trace", 1);
     po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(fraglab::cli::exact_option_names).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: count_instructions (--policy P [--free-by F] | --malloc | --floor) [--warm-passes N] TRACE\n" << named;
       return 0;

@@ -19,7 +19,7 @@ po::variables_map parse(std::vector<std::string> const& args, po::options_descri
                         po::positional_options_description const& positional)
 {
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+  po::store(po::command_line_parser(args).options(desc).positional(positional).style(exact_option_names).run(), vm);
   po::notify(vm);
   return vm;
 }

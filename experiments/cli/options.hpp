@@ -19,6 +19,11 @@ namespace fraglab::cli {
 
 namespace po = boost::program_options;
 
+// Boost's default style, less its guessing of an abbreviated option: `gen random --max-size
+// 20` was read as --max-size-log2 20, a largest block of 1 MiB, not 20 bytes.
+inline constexpr int exact_option_names =
+    po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+
 // Adds -h, parses with `positional` (if not empty) taking the bare arguments, and checks
 // --format when the command has it, so that a bad format fails before any work. Empty after
 // printing the help for -h.

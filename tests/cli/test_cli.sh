@@ -33,6 +33,9 @@ err=$("$fraglab" gen transformer --dtype fp64 -o "$work/x.trace" 2>&1); rc=$?
 expect "gen names the option with a bad value" '[[ $rc -ne 0 && $err == *--dtype*fp64* && ! -e $work/x.trace ]]'
 err=$("$fraglab" gen transformer --seq-dist uniform -o "$work/x.trace" 2>&1); rc=$?
 expect "gen says a varied length needs a range" '[[ $rc -ne 0 && $err == *seq-len-max* ]]'
+err=$("$fraglab" gen random --max-size 20 -o "$work/x.trace" 2>&1); rc=$?
+expect "gen refuses an abbreviated option rather than guess it (--max-size for --max-size-log2)" \
+  '[[ $rc -eq 2 && $err == *"unrecognised option '"'"'--max-size'"'"'"* && ! -e $work/x.trace ]]'
 out=$("$fraglab" gen --help)
 expect "gen --help lists every kind's options" '[[ $out == *transformer:* && $out == *--checkpointing* && $out == *llm-serving:* && $out == *--kv-layout* && $out == *phases:* ]]'
 
