@@ -90,7 +90,7 @@ def subject_args(subject):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--record", default=os.path.join(ROOT, "results", "speed_instructions.csv"))
     parser.add_argument("--trace", help="the record's trace (default: the host trace of its name)")

@@ -34,7 +34,7 @@ DEFAULT_POLICIES = TARGETS + ["pytorch_caching"]
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--before", required=True, metavar="BIN", help="the bench_allocators binary of the baseline")
     parser.add_argument("--after", required=True, metavar="BIN", help="the bench_allocators binary of the change")
     parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES), type=policy_list,

@@ -30,7 +30,7 @@ def gib(x):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "dl")
     args = parser.parse_args(argv)
 

@@ -60,7 +60,7 @@ def torch_rows(traces, fraglab, scratch, iterations):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build, with CUDA")
     parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--iterations", type=at_least_one, default=5)

@@ -31,7 +31,7 @@ from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, mea
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--bench", required=True, help="a bench_allocators binary")
     parser.add_argument("--libdir", default=LIBDIR, help="where the general-purpose allocators' libraries are")
     parser.add_argument("--rounds", type=at_least_one, default=3, help="rounds of every measurement; the minimum is kept")

@@ -61,7 +61,7 @@ def percent(x):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "programs")
     parser.add_argument("--recapture", action="store_true", help="trace the programs again")
     args = parser.parse_args(argv)

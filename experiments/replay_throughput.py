@@ -48,7 +48,7 @@ def replay(fraglab, trace, policy, repeat):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
     parser.add_argument("--repeat", type=at_least_one, default=3)
     parser.add_argument("--policies", default="")

@@ -146,7 +146,7 @@ def fmt(x, digits=1):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--iterations", type=at_least_one, default=3, help="timed passes per benchmark (more for short traces)")

@@ -31,7 +31,7 @@ POLICIES = ["tf_bfc", "best_fit"]
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "")
     # The figure plots ns/op, so cells are timed one at a time unless --jobs says otherwise:
     # two cells at once on a 2-core machine share its caches and memory bandwidth. The run of
