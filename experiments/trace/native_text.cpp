@@ -82,7 +82,7 @@ trace read_native_text(std::istream& in, std::string const& file_name)
   };
   while (std::getline(in, line)) {
     ++number;
-    std::string_view view(line);
+    std::string_view view = number == 1 ? without_utf8_bom(line) : std::string_view(line);
     if (std::size_t const hash = view.find('#'); hash != std::string_view::npos) view = view.substr(0, hash);
     line_parser p(view, file_name, number);
     std::string_view const kind = p.token();

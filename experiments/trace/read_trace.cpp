@@ -35,7 +35,7 @@ trace_format detect_format(std::string const& path)
   if (has_native_binary_magic(h)) return trace_format::native_binary;
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;
-  if (h.substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
+  if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
   return trace_format::native_text;
 }
 
@@ -67,7 +67,9 @@ trace snapshot_to_trace(pytorch_snapshot const& s)
   return t;
 }
 
-trace read_trace(std::string const& path)
+namespace {
+
+trace read_any_format(std::string const& path)
 {
   switch (detect_format(path)) {
     case trace_format::native_binary: return open_native_binary(path);
@@ -80,6 +82,17 @@ trace read_trace(std::string const& path)
     case trace_format::native_text: break;
   }
   return read_native_text_file(path);
+}
+
+}  // namespace
+
+trace read_trace(std::string const& path)
+{
+  trace t = read_any_format(path);
+  // As with an empty file: a header alone, or comments alone, is a capture that recorded
+  // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
+  if (t.event_count() == 0) throw input_error(path + ": no events: expected at least one allocation");
+  return t;
 }
 
 }  // namespace fraglab::trace

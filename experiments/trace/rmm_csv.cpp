@@ -56,6 +56,7 @@ trace read_rmm_csv(std::istream& in, std::string const& file_name)
   if (!std::getline(in, line)) throw input_error(file_name, 1, "empty file: expected the header '" + std::string(rmm_csv_header) + "'");
   number = 1;
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  line = std::string(without_utf8_bom(line));
   if (line != rmm_csv_header) fail("expected the header '" + std::string(rmm_csv_header) + "', got '" + line + "'");
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   while (std::getline(in, line)) {

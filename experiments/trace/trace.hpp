@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fraglab::trace {
@@ -40,6 +41,15 @@ inline std::string file_base_name(std::string const& path)
 {
   std::size_t const slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A text file's first line without the UTF-8 byte-order mark that editors on Windows (and
+// spreadsheets saving CSV) put in front of it: invisible in a message, it made an RMM CSV
+// read as native text and refused at its header.
+inline std::string_view without_utf8_bom(std::string_view first_line) noexcept
+{
+  constexpr std::string_view bom = "\xEF\xBB\xBF";
+  return first_line.substr(0, bom.size()) == bom ? first_line.substr(bom.size()) : first_line;
 }
 
 }  // namespace fraglab::trace

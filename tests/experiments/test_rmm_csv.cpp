@@ -119,10 +119,25 @@ TEST(ReadTrace, DetectsTheFormatFromTheContentNotTheName)
   EXPECT_EQ(detect_format(pickle), trace_format::pytorch_snapshot);
   EXPECT_EQ(read_trace(csv).allocs, 1u);
   EXPECT_EQ(read_trace(text).frees, 1u);
-  EXPECT_EQ(read_trace(pickle).events.size(), 0u);  // an empty but well-formed snapshot
+  // A well-formed snapshot that recorded nothing: read, and then refused as a trace without
+  // events (EmptyFilesAndTracesWithoutEventsAreErrors).
+  EXPECT_EQ(read_pytorch_snapshot(pickle).devices.size(), 0u);
 }
 
-TEST(ReadTrace, EmptyFilesAndSnapshotsWithoutTheirKeysAreErrors)
+TEST(ReadTrace, TextFilesMayStartWithAUtf8ByteOrderMark)
+{
+  std::string const bom = "\xEF\xBB\xBF";
+  auto const csv = write("bom.csv", bom + std::string(header) + "\n1,00:00:00.000001,allocate,0x10,100,0\n");
+  auto const text = write("bom.trace", bom + "a 1 100\nf 1\n");
+  EXPECT_EQ(detect_format(csv), trace_format::rmm_csv);
+  EXPECT_EQ(read_trace(csv).allocs, 1u);
+  EXPECT_EQ(read_trace(text).frees, 1u);
+  // Only in front of the first line.
+  auto const later = write("bom_later.trace", "a 1 100\n" + bom + "f 1\n");
+  EXPECT_THROW(read_trace(later), input_error);
+}
+
+TEST(ReadTrace, EmptyFilesAndTracesWithoutEventsAndSnapshotsWithoutTheirKeysAreErrors)
 {
   auto error_of = [](std::string const& path) -> std::string {
     try {
@@ -134,6 +149,18 @@ TEST(ReadTrace, EmptyFilesAndSnapshotsWithoutTheirKeysAreErrors)
   };
   auto const empty = write("empty.trace", "");
   EXPECT_EQ(error_of(empty), empty + ":1: empty file: expected a trace (native text, native binary, RMM CSV or a PyTorch snapshot)");
+  // A header alone, comments alone, a snapshot that recorded nothing: no events to replay.
+  std::string const no_events = ": no events: expected at least one allocation";
+  auto const header_only = write("header_only.csv", std::string(header) + "\n");
+  EXPECT_EQ(error_of(header_only), header_only + no_events);
+  auto const comments = write("comments.trace", "# a capture that recorded nothing\n\n");
+  EXPECT_EQ(error_of(comments), comments + no_events);
+  // pickle.dumps({'segments': [], 'device_traces': []}, protocol=2)
+  auto const nothing = write("nothing.pickle", std::string("\x80\x02}q\x00(X\x08\x00\x00\x00"
+                                                           "segmentsq\x01]q\x02X\x0d\x00\x00\x00"
+                                                           "device_tracesq\x03]q\x04u.",
+                                                           49));
+  EXPECT_EQ(error_of(nothing), nothing + no_events);
   // pickle.dumps({'segments': [{'address': 5}], 'device_traces': [[]]}, protocol=2)
   auto const no_size = write("no_size.pickle", std::string("\x80\x02\x7d\x71\x00\x28\x58\x08\x00\x00\x00" "segments" "\x71\x01"
                                                            "\x5d\x71\x02\x7d\x71\x03\x58\x07\x00\x00\x00" "address" "\x71\x04"
