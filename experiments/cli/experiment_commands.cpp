@@ -193,7 +193,11 @@ int sweep(std::vector<std::string> const& args)
       // values that never ran.
       for (auto const& [key, values] : axes)
         if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
-      axes.emplace_back(v.substr(0, eq), split(std::string_view(v).substr(eq + 1), ','));
+      auto values = split(std::string_view(v).substr(eq + 1), ',');
+      for (auto it = values.begin(); it != values.end(); ++it)
+        if (std::find(values.begin(), it, *it) != it)
+          throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + *it + " is given twice");
+      axes.emplace_back(v.substr(0, eq), std::move(values));
     }
   if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
   std::vector<std::string> const specs = policy_specs(vm);

@@ -6,6 +6,7 @@
 #include "experiments/params/units.hpp"
 #include "experiments/trace/read_trace.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -71,6 +72,9 @@ std::vector<std::string> policy_specs(po::variables_map const& vm)
   if (vm.count("policy")) specs = split_policy_list(vm["policy"].as<std::vector<std::string>>());
   // `-p ,` names none; it would print an empty table and succeed.
   if (specs.empty()) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
+  // Rows are labelled by the spec: a second one would be a row no reader could tell apart.
+  for (auto it = specs.begin(); it != specs.end(); ++it)
+    if (std::find(specs.begin(), it, *it) != it) throw std::invalid_argument("policy " + *it + " is given twice");
   return specs;
 }
 
