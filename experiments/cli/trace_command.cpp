@@ -90,11 +90,11 @@ int trace_program(std::vector<std::string> const& args)
   if (!parsed) return 0;
   auto const& vm = *parsed;
   if (command.empty()) throw std::invalid_argument("no program given (fraglab trace -- PROGRAM ARGS)");
-  fs::path const tracer = find_tracer(vm["tracer"].as<std::string>());
   std::string const out = vm["output"].as<std::string>();
   if (out.empty()) throw std::invalid_argument("--output: the directory name is empty");
   if (std::error_code ec; fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw std::invalid_argument("--output: " + out + " is not a directory");
+  fs::path const tracer = find_tracer(vm["tracer"].as<std::string>());
   fs::create_directories(out);
   fs::path const dir = fs::canonical(out);
   auto const before = trace_files_in(dir);
