@@ -200,6 +200,9 @@ int sweep(std::vector<std::string> const& args)
       axes.emplace_back(v.substr(0, eq), std::move(values));
     }
   if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
+  // The axis would replace the --set value in every cell, so that value would never run.
+  for (auto const& [key, values] : axes)
+    if (user.has(key)) throw std::invalid_argument("--set " + key + " and --vary " + key + ": give its values in --vary alone");
   std::vector<std::string> const specs = policy_specs(vm);
   std::vector<trace::trace> const traces = read_traces(vm);
 

@@ -119,7 +119,12 @@ allocator_options read_allocator_options(po::variables_map const& vm)
 {
   allocator_options o;
   if (vm.count("set"))
-    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) o.user.set_assignment(kv);
+    for (auto const& kv : vm["set"].as<std::vector<std::string>>()) {
+      // One value a key: a second would silently replace the first.
+      if (std::string const key = kv.substr(0, kv.find('=')); o.user.has(key))
+        throw std::invalid_argument("--set: " + key + " is given twice (" + o.user.text(key) + ", then " + kv + ")");
+      o.user.set_assignment(kv);
+    }
   if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
   if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
   return o;

@@ -276,6 +276,10 @@ err=$("$fraglab" replay "$work/p.trace" -p tlsf,tf_bfc -p tlsf 2>&1); rc=$?
 expect "replay refuses a policy given twice, whose rows could not be told apart" '[[ $rc -eq 2 && $err == *"policy tlsf is given twice"* ]]'
 err=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=3,4,3 2>&1); rc=$?
 expect "sweep refuses a value given twice on an axis" '[[ $rc -eq 2 && $err == *"--vary: sli=3 is given twice"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --set sli=4 --set sli=5 2>&1); rc=$?
+expect "replay refuses a key given twice to --set" '[[ $rc -eq 2 && $err == *"--set: sli is given twice (4, then sli=5)"* ]]'
+err=$("$fraglab" sweep "$work/p.trace" -p tlsf --set sli=4 --vary sli=3,5 2>&1); rc=$?
+expect "sweep refuses a key both set and varied" '[[ $rc -eq 2 && $err == *"--set sli and --vary sli"* ]]'
 err=$("$fraglab" replay "$work/p.trace" -p tlsf --timeseries "$work/both.csv" -o "$work/./both.csv" 2>&1); rc=$?
 expect "replay refuses --output and --timeseries naming one file" \
   '[[ $rc -eq 2 && $err == *"--output and --timeseries name the same file"* && ! -e $work/both.csv ]]'

@@ -72,6 +72,8 @@ TEST(PluginConfig, BadValuesNameTheVariableAndWhatItExpected)
   EXPECT_NE(error_of({{"FRAGLAB_STATS", "yes"}}).find("FRAGLAB_STATS: expected 0 or 1"), std::string::npos);
   EXPECT_NE(error_of({{"FRAGLAB_SET", "split_ratio"}}).find("FRAGLAB_SET: expected KEY=VALUE"), std::string::npos);
   EXPECT_NE(error_of({{"FRAGLAB_SET", "colour=blue"}}).find("unknown parameter 'colour'"), std::string::npos);
+  EXPECT_NE(error_of({{"FRAGLAB_SET", "split_ratio=2;split_ratio=4"}}).find("FRAGLAB_SET: split_ratio is given twice (2, then split_ratio=4)"),
+            std::string::npos);
   EXPECT_NE(error_of({{"FRAGLAB_POLICY", "tf_bfcc"}}).find("unknown policy 'tf_bfcc'"), std::string::npos);
   EXPECT_NE(error_of({{"FRAGLAB_POLICY", "tf_bfc"}, {"FRAGLAB_SET", "sli=4"}}).find("does not apply to tf_bfc"),
             std::string::npos);
