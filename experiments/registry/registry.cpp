@@ -92,6 +92,9 @@ std::optional<composed_spec> parse_compose(std::string_view spec)
     if (eq == std::string_view::npos)
       throw std::invalid_argument("in '" + std::string(spec) + "': expected KEY=VALUE, got '" + std::string(kv) + "'");
     std::string_view const key = kv.substr(0, eq);
+    // One value a key: with two, the spec (which names the rows) would say both.
+    if ((key == "index" && !out.index.empty()) || (key == "fit" && !out.fit.empty()) || out.params.has(key))
+      throw std::invalid_argument("in '" + std::string(spec) + "': " + std::string(key) + " is given twice");
     if (key == "index") out.index = kv.substr(eq + 1);
     else if (key == "fit") out.fit = kv.substr(eq + 1);
     else out.params.set(key, kv.substr(eq + 1));

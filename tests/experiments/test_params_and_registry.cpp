@@ -56,6 +56,16 @@ TEST(Registry, NamesComposeSpecsAndErrors)
   EXPECT_THROW(make_composition("nope", {}, heap), std::invalid_argument);
   EXPECT_THROW(make_composition("compose:index=bins,fit=first", {}, heap), std::invalid_argument);  // not served
   EXPECT_THROW(make_composition("compose:index=tree", {}, heap), std::invalid_argument);
+  // A key given twice in a spec: the name of its rows would say both values.
+  for (char const* twice : {"compose:index=seglist,fit=good,sli=4,sli=5", "compose:index=seglist,index=tree,fit=best",
+                            "compose:index=tree,fit=best,fit=worst"}) {
+    try {
+      (void)make_composition(twice, {}, heap);
+      ADD_FAILURE() << twice << " was accepted";
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find(" is given twice"), std::string::npos) << e.what();
+    }
+  }
   param_set bad;
   bad.set("growth", "sometimes");
   EXPECT_THROW(make_composition("tree_best", bad, heap), std::invalid_argument);
