@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace fraglab {
 
@@ -15,5 +17,26 @@ class input_error : public std::runtime_error {
   }
   explicit input_error(std::string const& what) : std::runtime_error(what) {}
 };
+
+// Text from an input as a message quotes it: between single quotes, a byte that is not
+// printable ASCII as \xNN, and cut after 60 characters, so that a binary file or a long
+// line shows what it is rather than filling the terminal with its bytes.
+inline std::string quoted(std::string_view text)
+{
+  constexpr std::size_t shown = 60;
+  std::string out = "'";
+  for (std::size_t i = 0; i < text.size() && i < shown; ++i) {
+    auto const c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  out += text.size() > shown ? "'... (" + std::to_string(text.size()) + " bytes)" : "'";
+  return out;
+}
 
 }  // namespace fraglab

@@ -46,16 +46,16 @@ class line_parser {
       base = 16;
     }
     auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-    if (ec == std::errc::result_out_of_range) fail(std::string(what) + " '" + std::string(t) + "' does not fit in 64 bits");
+    if (ec == std::errc::result_out_of_range) fail(std::string(what) + " " + quoted(t) + " does not fit in 64 bits");
     if (ec != std::errc{} || end != digits.data() + digits.size())
-      fail("expected " + std::string(what) + " (a non-negative integer), got '" + std::string(t) + "'");
+      fail("expected " + std::string(what) + " (a non-negative integer), got " + quoted(t));
     return value;
   }
 
   void expect_end()
   {
     std::string_view const t = token();
-    if (!t.empty()) fail("unexpected '" + std::string(t) + "' after the event");
+    if (!t.empty()) fail("unexpected " + quoted(t) + " after the event");
   }
 
   [[noreturn]] void fail(std::string const& what) const { throw input_error(file_, number_, what); }
@@ -110,7 +110,7 @@ trace read_native_text(std::istream& in, std::string const& file_name)
       t.events.push_back(event{op::free, slot_of(id, p)});
       ++t.frees;
     } else {
-      p.fail("expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got '" + std::string(kind) + "'");
+      p.fail("expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got " + quoted(kind));
     }
   }
   if (in.bad()) throw input_error(file_name, number, "read error");

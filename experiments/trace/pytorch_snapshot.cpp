@@ -87,7 +87,7 @@ class snapshot_parser {
       if (auto const* dv = seg.get("device"); dv != nullptr && dv->is_int() && dv->as_int() != device) continue;
       std::uint64_t const address = number(seg, "address", "a segment");
       std::string const type = text(seg, "segment_type", "a segment");
-      if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got '" + type + "'");
+      if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got " + quoted(type));
       std::uint64_t const stream = number(seg, "stream", "a segment");
       segs[address] = {number(seg, "total_size", "a segment"), stream, type == "small"};
       for (auto const& bp : list(field(seg, "blocks", "a segment"), "a segment's 'blocks'")) {

@@ -5,6 +5,7 @@
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -23,6 +24,8 @@ std::string_view to_string(trace_format f) noexcept
 
 trace_format detect_format(std::string const& path)
 {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw input_error(path + ": a directory; expected a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path + ": cannot open for reading");
   char head[64] = {};
@@ -36,6 +39,12 @@ trace_format detect_format(std::string const& path)
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;
   if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
+  // Both text formats are lines of printable characters; a control byte other than white
+  // space means a file of some other binary format, which the text reader would quote.
+  for (char const c : h)
+    if (auto const u = static_cast<unsigned char>(c); u < 0x20 && (u < '\t' || u > '\r'))
+      throw input_error(path + ": binary data, not a trace (native text, native binary, RMM CSV or a PyTorch snapshot); it starts " +
+                        quoted(h.substr(0, 16)));
   return trace_format::native_text;
 }
 

@@ -57,7 +57,7 @@ trace read_rmm_csv(std::istream& in, std::string const& file_name)
   number = 1;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   line = std::string(without_utf8_bom(line));
-  if (line != rmm_csv_header) fail("expected the header '" + std::string(rmm_csv_header) + "', got '" + line + "'");
+  if (line != rmm_csv_header) fail("expected the header '" + std::string(rmm_csv_header) + "', got " + quoted(line));
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   while (std::getline(in, line)) {
     ++number;
@@ -66,18 +66,18 @@ trace read_rmm_csv(std::istream& in, std::string const& file_name)
     auto const f = split_fields(line);
     if (f.size() != 6) fail("expected 6 comma-separated fields, got " + std::to_string(f.size()));
     std::uint64_t thread = 0, pointer = 0, size = 0, stream = 0;
-    if (!parse_u64(f[0], 10, thread)) fail("expected a thread id, got '" + std::string(f[0]) + "'");
-    if (!valid_time(f[1])) fail("expected a time HH:MM:SS.ffffff, got '" + std::string(f[1]) + "'");
-    if (!parse_u64(f[4], 10, size)) fail("expected a size in bytes, got '" + std::string(f[4]) + "'");
-    if (!parse_u64(f[5], 16, stream)) fail("expected a stream in hex, got '" + std::string(f[5]) + "'");
+    if (!parse_u64(f[0], 10, thread)) fail("expected a thread id, got " + quoted(f[0]));
+    if (!valid_time(f[1])) fail("expected a time HH:MM:SS.ffffff, got " + quoted(f[1]));
+    if (!parse_u64(f[4], 10, size)) fail("expected a size in bytes, got " + quoted(f[4]));
+    if (!parse_u64(f[5], 16, stream)) fail("expected a stream in hex, got " + quoted(f[5]));
     std::string_view const action = f[2];
     if (action == "allocate failure") {
       ++t.recorded_failures;
       continue;
     }
     if (action != "allocate" && action != "free")
-      fail("expected the action allocate, free or 'allocate failure', got '" + std::string(action) + "'");
-    if (!parse_u64(f[3], 16, pointer) || pointer == 0) fail("expected a non-null pointer in hex, got '" + std::string(f[3]) + "'");
+      fail("expected the action allocate, free or 'allocate failure', got " + quoted(action));
+    if (!parse_u64(f[3], 16, pointer) || pointer == 0) fail("expected a non-null pointer in hex, got " + quoted(f[3]));
     auto [it, fresh] = slots.try_emplace(pointer, static_cast<std::uint32_t>(slots.size()));
     if (action == "allocate") {
       if (size == 0) fail("expected a size of at least 1 byte, got 0");

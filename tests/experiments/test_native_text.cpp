@@ -70,6 +70,11 @@ TEST(NativeText, MalformedLinesNameFileLineAndWhatWasExpected)
   EXPECT_EQ(error_of("f\n"), "t.trace:1: expected an id, found the end of the line");
   EXPECT_EQ(error_of("f 1 2\n"), "t.trace:1: unexpected '2' after the event");
   EXPECT_EQ(error_of("a 1 8 8 0 extra\n"), "t.trace:1: unexpected 'extra' after the event");
+  // What a message quotes of the input: bytes that are not printable as \xNN, and no more
+  // than 60 of them.
+  EXPECT_EQ(error_of("a 1 \x7f\xc3\xa9\n"), "t.trace:1: expected a size (a non-negative integer), got '\\x7f\\xc3\\xa9'");
+  EXPECT_EQ(error_of(std::string(100, 'z') + "\n"),
+            "t.trace:1: expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got '" + std::string(60, 'z') + "'... (100 bytes)");
 }
 
 TEST(NativeText, EmptyInputIsAnEmptyTrace)

@@ -149,6 +149,11 @@ TEST(ReadTrace, EmptyFilesAndTracesWithoutEventsAndSnapshotsWithoutTheirKeysAreE
   };
   auto const empty = write("empty.trace", "");
   EXPECT_EQ(error_of(empty), empty + ":1: empty file: expected a trace (native text, native binary, RMM CSV or a PyTorch snapshot)");
+  // A directory, and a file of another binary format, which the text reader would quote.
+  EXPECT_EQ(error_of(::testing::TempDir()), ::testing::TempDir() + ": a directory; expected a trace file");
+  auto const binary = write("elf.bin", std::string("\x7f" "ELF\x02\x01\x01\x00\x00\x00", 10));
+  EXPECT_EQ(error_of(binary), binary + ": binary data, not a trace (native text, native binary, RMM CSV or a PyTorch snapshot); "
+                                       "it starts '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00'");
   // A header alone, comments alone, a snapshot that recorded nothing: no events to replay.
   std::string const no_events = ": no events: expected at least one allocation";
   auto const header_only = write("header_only.csv", std::string(header) + "\n");
