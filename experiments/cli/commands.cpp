@@ -171,6 +171,7 @@ int verify(std::vector<std::string> const& args)
     throw std::invalid_argument("only pytorch_caching can be verified against PyTorch snapshots");
   bool all_complete = true;
   auto const& paths = vm["snapshot"].as<std::vector<std::string>>();
+  check_distinct_names(paths);
   // Every file is checked before any is replayed; another format read as a pickle would
   // fail on a length its bytes happen to spell.
   for (auto const& path : paths)

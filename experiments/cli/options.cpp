@@ -49,18 +49,21 @@ void add_trace_and_policy_options(po::options_description& desc)
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
 }
 
-std::vector<trace::trace> read_traces(po::variables_map const& vm)
+void check_distinct_names(std::vector<std::string> const& paths)
 {
-  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
-  auto const& paths = vm["trace"].as<std::vector<std::string>>();
-  // A trace's rows are labelled by its file name: two traces of one name would give rows
-  // that no reader could tell apart.
   std::map<std::string, std::string> path_of_name;
   for (auto const& path : paths)
     if (auto const [at, fresh] = path_of_name.emplace(trace::file_base_name(path), path); !fresh)
       throw std::invalid_argument(at->second == path ? "trace " + path + " is given twice"
                                                      : "traces " + at->second + " and " + path + " have the same file name, " +
                                                            at->first + ", which labels their rows: rename one");
+}
+
+std::vector<trace::trace> read_traces(po::variables_map const& vm)
+{
+  if (!vm.count("trace")) throw std::invalid_argument("no trace given");
+  auto const& paths = vm["trace"].as<std::vector<std::string>>();
+  check_distinct_names(paths);
   std::vector<trace::trace> traces;
   for (auto const& path : paths) traces.push_back(trace::read_trace(path));
   return traces;

@@ -272,6 +272,11 @@ expect "replay refuses two traces of one file name, which would label rows alike
   '[[ $rc -eq 2 && $err == *"d1/same.trace and "*"d2/same.trace have the same file name, same.trace"* ]]'
 err=$("$fraglab" sweep "$work/p.trace" "$work/p.trace" -p tlsf --vary sli=3,4 2>&1); rc=$?
 expect "sweep refuses a trace given twice" '[[ $rc -eq 2 && $err == *"p.trace is given twice"* ]]'
+snapshot=$(ls "$snapshots"/*.pickle 2>/dev/null | head -1)
+if [[ -n $snapshot ]]; then
+  err=$("$fraglab" verify "$snapshot" "$snapshot" 2>&1); rc=$?
+  expect "verify refuses a snapshot given twice" '[[ $rc -eq 2 && $err == *"is given twice"* ]]'
+fi
 err=$("$fraglab" replay "$work/p.trace" -p tlsf,tf_bfc -p tlsf 2>&1); rc=$?
 expect "replay refuses a policy given twice, whose rows could not be told apart" '[[ $rc -eq 2 && $err == *"policy tlsf is given twice"* ]]'
 err=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=3,4,3 2>&1); rc=$?
