@@ -49,6 +49,13 @@ void add_trace_and_policy_options(po::options_description& desc)
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
 }
 
+std::string const* repeated(std::vector<std::string> const& values)
+{
+  for (auto it = values.begin(); it != values.end(); ++it)
+    if (std::find(values.begin(), it, *it) != it) return &*it;
+  return nullptr;
+}
+
 void check_distinct_names(std::vector<std::string> const& paths)
 {
   std::map<std::string, std::string> path_of_name;
@@ -76,8 +83,7 @@ std::vector<std::string> policy_specs(po::variables_map const& vm)
   // `-p ,` names none; it would print an empty table and succeed.
   if (specs.empty()) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
   // Rows are labelled by the spec: a second one would be a row no reader could tell apart.
-  for (auto it = specs.begin(); it != specs.end(); ++it)
-    if (std::find(specs.begin(), it, *it) != it) throw std::invalid_argument("policy " + *it + " is given twice");
+  if (std::string const* twice = repeated(specs)) throw std::invalid_argument("policy " + *twice + " is given twice");
   return specs;
 }
 
@@ -123,10 +129,11 @@ allocator_options read_allocator_options(po::variables_map const& vm)
   allocator_options o;
   if (vm.count("set"))
     for (auto const& kv : vm["set"].as<std::vector<std::string>>()) {
-      // One value a key: a second would silently replace the first.
-      if (std::string const key = kv.substr(0, kv.find('=')); o.user.has(key))
-        throw std::invalid_argument("--set: " + key + " is given twice (" + o.user.text(key) + ", then " + kv + ")");
-      o.user.set_assignment(kv);
+      try {
+        o.user.set_assignment(kv);
+      } catch (std::invalid_argument const& e) {
+        throw std::invalid_argument(std::string("--set: ") + e.what());
+      }
     }
   if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
   if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());

@@ -114,7 +114,9 @@ void param_set::set_assignment(std::string_view kv)
   std::size_t const eq = kv.find('=');
   if (eq == std::string_view::npos || eq == 0)
     throw std::invalid_argument("expected KEY=VALUE, got '" + std::string(kv) + "'");
-  set(kv.substr(0, eq), kv.substr(eq + 1));
+  std::string_view const key = kv.substr(0, eq);
+  if (has(key)) throw std::invalid_argument(std::string(key) + " is given twice (" + text(key) + ", then " + std::string(kv) + ")");
+  set(key, kv.substr(eq + 1));
 }
 
 param_set param_set::merged_with(param_set const& over) const

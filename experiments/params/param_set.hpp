@@ -27,7 +27,10 @@ std::string_view part_of(std::string_view key);
 
 class param_set {
  public:
-  // Throws std::invalid_argument for an unknown key or a malformed KEY=VALUE.
+  // Throws std::invalid_argument for an unknown key or a malformed KEY=VALUE. set()
+  // replaces a value; set_assignment(), which reads what a user listed (--set,
+  // FRAGLAB_SET), refuses a key the set holds already, whose second value would silently
+  // replace the first.
   void set(std::string_view key, std::string_view value);
   void set_assignment(std::string_view key_equals_value);
 

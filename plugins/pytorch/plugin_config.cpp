@@ -29,8 +29,6 @@ plugin_config read_config(environment const& env)
       std::size_t const end = rest.find(';');
       std::string_view const kv = rest.substr(0, end);
       try {
-        if (std::string const key(kv.substr(0, kv.find('='))); !kv.empty() && c.params.has(key))
-          throw std::invalid_argument(key + " is given twice (" + c.params.text(key) + ", then " + std::string(kv) + ")");
         if (!kv.empty()) c.params.set_assignment(kv);
       } catch (std::invalid_argument const& e) {
         throw std::invalid_argument(std::string("FRAGLAB_SET: ") + e.what());

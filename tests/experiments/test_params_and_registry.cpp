@@ -33,6 +33,21 @@ TEST(Units, ParsesBytesAndDecimalAndBinaryUnits)
   EXPECT_FALSE(parse_size("99999999999TiB"));  // overflows
 }
 
+TEST(ParamSet, AnAssignmentListGivesEachKeyOnceWhileSetReplaces)
+{
+  param_set p;
+  p.set_assignment("sli=4");
+  try {
+    p.set_assignment("sli=5");
+    ADD_FAILURE() << "a second sli was accepted";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_STREQ(e.what(), "sli is given twice (4, then sli=5)");
+  }
+  EXPECT_EQ(p.text("sli"), "4");
+  p.set("sli", "5");
+  EXPECT_EQ(p.text("sli"), "5");
+}
+
 TEST(ParamSet, DefaultsComeFromTheTableAndUnknownKeysAreRejected)
 {
   param_set p;
