@@ -9,6 +9,7 @@
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -194,9 +195,8 @@ int sweep(std::vector<std::string> const& args)
       for (auto const& [key, values] : axes)
         if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
       auto values = split(std::string_view(v).substr(eq + 1), ',');
-      for (auto it = values.begin(); it != values.end(); ++it)
-        if (std::find(values.begin(), it, *it) != it)
-          throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + *it + " is given twice");
+      if (std::string const* twice = repeated(values))
+        throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + *twice + " is given twice");
       axes.emplace_back(v.substr(0, eq), std::move(values));
     }
   if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
@@ -370,8 +370,8 @@ int merge(std::vector<std::string> const& args)
         throw input_error(where + "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(cells.size()));
       auto const whole_number = [&](std::string const& text, char const* what) {
         std::size_t n = 0;
-        std::istringstream c(text);
-        if (!(c >> n) || !c.eof() || text[0] == '-')  // >> reads -1 as the largest number
+        auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec != std::errc{} || end != text.data() + text.size())
           throw input_error(where + "expected " + what + ", got '" + text + "'");
         return n;
       };

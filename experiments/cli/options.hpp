@@ -33,6 +33,10 @@ std::optional<po::variables_map> parse_command(std::vector<std::string> const& a
 // TRACE... and -p P[,P...], and reading them: every trace is read and every policy spec split
 // before anything runs, so that a typo in the last argument fails fast.
 void add_trace_and_policy_options(po::options_description& desc);
+// The first of `values` equal to an earlier one, or null: a policy or a grid value given
+// twice, whose rows no reader could tell apart.
+std::string const* repeated(std::vector<std::string> const& values);
+
 // Results name a trace by its file name, so two traces of one name (or one given twice)
 // would give rows that no reader could tell apart: throws std::invalid_argument for them.
 void check_distinct_names(std::vector<std::string> const& paths);
