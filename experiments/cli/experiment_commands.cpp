@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -349,6 +350,8 @@ int merge(std::vector<std::string> const& args)
   std::size_t sweep_cells = 0;
   std::string first_row;
   for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
+    if (std::error_code ec; std::filesystem::is_directory(path, ec))
+      throw input_error(path + ": a directory; expected a sweep CSV");
     std::ifstream in(path);
     if (!in) throw input_error(path + ": cannot be read");
     std::string line;
@@ -358,7 +361,8 @@ int merge(std::vector<std::string> const& args)
       auto const where = path + ":" + std::to_string(number) + ": ";
       std::vector<std::string> cells = split(line, ',');
       if (number == 1) {
-        if (cells.empty() || cells[0] != "cell") throw input_error(where + "expected a sweep CSV header starting with 'cell'");
+        if (cells.empty() || cells[0] != "cell")
+          throw input_error(where + "expected a sweep CSV header starting with 'cell', got " + fraglab::quoted(line));
         if (cells.size() < 3 || cells[cells.size() - 2] != sweep_cells_column || cells.back() != sweep_id_column)
           throw input_error(where + "expected the CSV of `fraglab sweep --shard I/N --format csv`, whose last columns are " +
                             std::string(sweep_cells_column) + " and " + std::string(sweep_id_column));
@@ -372,7 +376,7 @@ int merge(std::vector<std::string> const& args)
         std::size_t n = 0;
         auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
         if (ec != std::errc{} || end != text.data() + text.size())
-          throw input_error(where + "expected " + what + ", got '" + text + "'");
+          throw input_error(where + "expected " + what + ", got " + fraglab::quoted(text));
         return n;
       };
       std::size_t const cell = whole_number(cells[0], "a cell number");
@@ -382,8 +386,8 @@ int merge(std::vector<std::string> const& args)
         sweep_cells = of;
         first_row = path + ":" + std::to_string(number);
       } else if (cells.back() != id || of != sweep_cells) {
-        throw input_error(where + "this row is of another sweep than " + first_row + " (sweep_id " + cells.back() + " of " +
-                          std::to_string(of) + " cells, there " + id + " of " + std::to_string(sweep_cells) +
+        throw input_error(where + "this row is of another sweep than " + first_row + " (sweep_id " + fraglab::quoted(cells.back()) + " of " +
+                          std::to_string(of) + " cells, there " + fraglab::quoted(id) + " of " + std::to_string(sweep_cells) +
                           "): their traces, policies, grid, parameters, backend or timing differ");
       }
       if (cell >= sweep_cells)

@@ -136,7 +136,13 @@ allocator_options read_allocator_options(po::variables_map const& vm)
       }
     }
   if (vm.count("backend")) o.backend.kind = vm["backend"].as<std::string>();
-  if (vm.count("capacity")) o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+  if (vm.count("capacity")) {
+    o.backend.capacity = size_option("capacity", vm["capacity"].as<std::string>());
+    // A backend of no bytes fails every allocation: read as "unlimited", which some tools
+    // spell 0, it would be a table of failures that looks like a result.
+    if (o.backend.capacity == 0)
+      throw std::invalid_argument("--capacity: expected at least one byte, got 0 (leave --capacity out for an unlimited backend)");
+  }
   return o;
 }
 

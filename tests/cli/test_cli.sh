@@ -83,6 +83,9 @@ expect "unknown policy exits 2" '[[ $rc -eq 2 ]]'
 expect "unknown parameter exits 2" '[[ $rc -eq 2 ]]'
 "$fraglab" replay "$work/p.trace" -p tree_best --capacity 12XB >/dev/null 2>&1; rc=$?
 expect "bad capacity exits 2" '[[ $rc -eq 2 ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tree_best --capacity 0 -o "$work/zero.csv" 2>&1); rc=$?
+expect "a capacity of 0 is refused, not read as unlimited nor run to a table of failures" \
+  '[[ $rc -eq 2 && $err == *"--capacity: expected at least one byte, got 0"* && ! -e $work/zero.csv ]]'
 "$fraglab" replay "$work/missing.trace" -p tree_best >/dev/null 2>&1; rc=$?
 expect "missing trace exits non-zero" '[[ $rc -ne 0 ]]'
 
@@ -174,6 +177,11 @@ err=$("$fraglab" merge "$work/pair1.csv" "$work/pair2.csv" 2>&1); rc=$?
 expect "merge refuses the parts of two different sweeps" '[[ $rc -eq 2 && $err == *pair2.csv:2:*"another sweep than"*pair1.csv:2* ]]'
 err=$("$fraglab" merge "$work/sweep1.csv" 2>&1); rc=$?
 expect "merge refuses a CSV that is not a shard's part" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*sweep_cells* ]]'
+err=$("$fraglab" merge "$work" 2>&1); rc=$?
+expect "merge refuses a directory as a part" '[[ $rc -eq 2 && $err == *"a directory; expected a sweep CSV"* ]]'
+{ head -1 "$work/pair1.csv"; tail -n +2 "$work/pair1.csv" | sed $'1s/^0,/\x1b[2J,/'; } > "$work/badcell.csv"
+err=$("$fraglab" merge "$work/badcell.csv" 2>&1); rc=$?
+expect "merge quotes a bad field, control bytes escaped" '[[ $rc -eq 2 && $err == *badcell.csv:2:*"a cell number, got '"'"'\x1b[2J'"'"'"* ]]'
 "$fraglab" sweep "$work/p.trace" -p best_fit --vary split_ratio=0.5 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad grid value before running" '[[ $rc -eq 2 ]]'
 err=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=3 --vary sli=4 --repeat 0 2>&1); rc=$?
