@@ -100,6 +100,20 @@ for bad in "--live -5" "--pattern-events 0" "--pattern-events -1" "--scan-live-m
   [[ $rc -eq 2 ]] || fail "exit $rc, not 2, for: $bad"
   grep -q "bench_allocators: ${bad%% *}: expected" "$work/bad.err" || fail "no message naming the option for: $bad"
 done
+# A repeat would register a second benchmark of one name, which the JSON's readers cannot
+# tell from the first: refused, naming what is repeated.
+mkdir -p "$work/other"
+cp "$work/tiny.txt" "$work/other/tiny.txt"
+for bad in "--policies tlsf,tlsf|--policies/--policy: tlsf is given twice" \
+           "--policies tlsf --policy tlsf|--policies/--policy: tlsf is given twice" \
+           "--patterns steady,steady|--patterns: steady is given twice" \
+           "--live 1000,1e3|--live: expected" "--live 1000,01000|--live: 1000 is given twice" \
+           "$work/tiny.txt $work/other/tiny.txt|have the same file name"; do
+  rc=0
+  timeout 60 "$bench" --benchmark_min_time=0.001 ${bad%%|*} > "$work/bad.out" 2> "$work/bad.err" || rc=$?
+  [[ $rc -eq 2 ]] || fail "exit $rc, not 2, for: ${bad%%|*}"
+  grep -qF -- "${bad#*|}" "$work/bad.err" || fail "no message '${bad#*|}' for: ${bad%%|*} ($(cat "$work/bad.err"))"
+done
 
 if [[ $count == none ]]; then
   echo "skipping count_instructions: not built here (sanitized build, or no valgrind/callgrind.h)"
