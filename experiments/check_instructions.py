@@ -26,6 +26,7 @@ in release builds, the kind speed_table.py counts in.
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -89,16 +90,26 @@ def subject_args(subject):
     return ["--policy", policy] + (["--free-by", "address"] if how == "address" else [])
 
 
+def percentage(text):
+    """argparse type of --tolerance: a finite number of at least 0. float() also reads "nan",
+    which every comparison is false against, so that no count could fail the check."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite percentage of at least 0, got {text!r}")
+    return value
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--record", default=os.path.join(ROOT, "results", "speed_instructions.csv"))
     parser.add_argument("--trace", help="the record's trace (default: the host trace of its name)")
-    parser.add_argument("--tolerance", type=float, default=2.0, help="per cent above the record that still passes")
+    parser.add_argument("--tolerance", type=percentage, default=2.0, help="per cent above the record that still passes")
     parser.add_argument("--subjects", help="only these subjects of the record, comma-separated")
     args = parser.parse_args(argv)
-    if args.tolerance < 0:
-        parser.error("--tolerance: expected a percentage of at least 0")
 
     try:
         header, rows = read_table(args.record, ["subject", "kind", "trace", "operations", "instructions_per_op"])

@@ -166,6 +166,11 @@ $py "$root/experiments/check_instructions.py" --build "$build" --record "$record
   > /dev/null 2> "$work/ci.err"
 expect "check_instructions.py refuses a subject the record has no fraglab count for" \
   '[[ $? -ne 0 ]] && grep -q "records no fraglab subject glibc" "$work/ci.err"'
+for bad in nan inf -1 x; do
+  $py "$root/experiments/check_instructions.py" --build "$build" --record "$record" --tolerance "$bad" > /dev/null 2> "$work/ci.err"
+  expect "check_instructions.py refuses --tolerance $bad (a NaN passed every count)" \
+    '[[ $? -eq 2 ]] && grep -q -- "--tolerance: expected a" "$work/ci.err"'
+done
 
 # host_ratios.py on the trace check_instructions.py counted: each target's ratio, and a
 # variant's, is its ns/op over the fastest general-purpose allocator's, as printed; bad input
