@@ -95,10 +95,12 @@ def main():
             put("fuzz_read_trace", prefix + name, data)
     # Operation sequences: the fuzzer reads the bytes as choices; a few lengths of a simple
     # pattern are enough to start from.
-    # fuzz_policy_params reads its settings first, then operations the same way.
+    # fuzz_policy_params reads its settings first, then operations the same way, and
+    # fuzz_equivalence a group of compositions, then settings, then operations.
     for n in (16, 64, 256, 1024):
         put("fuzz_policy_ops", f"ops_{n}", bytes((i * 37 + 11) % 256 for i in range(n)))
         put("fuzz_policy_params", f"ops_{n}", bytes((i * 53 + 7) % 256 for i in range(n)))
+        put("fuzz_equivalence", f"ops_{n}", bytes((i * 29 + 3) % 256 for i in range(n)))
     return 0
 
 
