@@ -200,25 +200,15 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   backend.kind = "simulated";
   if (in.ConsumeBool()) backend.capacity = in.ConsumeIntegralInRange<std::size_t>(1 << 16, std::size_t{1} << 28);
 
-  param_set settings;
-  std::vector<std::unique_ptr<any_allocator>> members = build_all(specs, settings, backend);
+  std::vector<std::unique_ptr<any_allocator>> members = build_all(specs, {}, backend);
   if (members.empty()) fuzz::bug(specs[0], "a group's members refuse their own defaults");
   std::string label = "fit=" + std::string(g.fit) + " (capacity " + std::to_string(backend.capacity) + ")";
-  for (int n = in.ConsumeIntegralInRange<int>(0, 8); n > 0; --n) {
-    fuzz::key_values const& k = fuzz::keys[in.ConsumeIntegralInRange<std::size_t>(0, fuzz::keys.size() - 1)];
-    std::string const value = fuzz::pick_value(in, k);
-    param_set trial = settings;
-    try {
-      trial.set(k.key, value);
-    } catch (std::invalid_argument const&) {
-      continue;
-    }
+  fuzz::draw_settings(in, label, [&](param_set const& trial, std::string_view, std::string const&) {
     auto made = build_all(specs, trial, backend);
-    if (made.empty()) continue;
+    if (made.empty()) return false;
     members = std::move(made);
-    settings = std::move(trial);
-    label += " " + std::string(k.key) + "=" + value;
-  }
+    return true;
+  });
   lockstep(label, specs, std::move(members)).run(in);
   return 0;
 }

@@ -69,25 +69,15 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   if (a == nullptr) return 0;  // a policy that needs another backend
 
   // Each setting kept replaces the allocator by one made with it.
-  param_set settings;
   std::string label = spec + " (backend '" + backend.kind + "', capacity " + std::to_string(backend.capacity) + ")";
-  for (int n = in.ConsumeIntegralInRange<int>(0, 8); n > 0; --n) {
-    fuzz::key_values const& k = fuzz::keys[in.ConsumeIntegralInRange<std::size_t>(0, fuzz::keys.size() - 1)];
-    std::string const value = fuzz::pick_value(in, k);
-    param_set trial = settings;
-    try {
-      trial.set(k.key, value);
-    } catch (std::invalid_argument const&) {
-      continue;  // a malformed value, refused where it is read
-    }
+  fuzz::draw_settings(in, label, [&](param_set const& trial, std::string_view key, std::string const& value) {
     std::unique_ptr<any_allocator> made = try_build(spec, trial, backend);
-    if (made == nullptr) continue;
-    if (k.key == "device" || k.key == "device_memory_fraction")
-      fuzz::bug(label, "accepted " + std::string(k.key) + "=" + value + ", which no backend here reads");
+    if (made == nullptr) return false;
+    if (key == "device" || key == "device_memory_fraction")
+      fuzz::bug(label, "accepted " + std::string(key) + "=" + value + ", which no backend here reads");
     a = std::move(made);
-    settings = std::move(trial);
-    label += " " + std::string(k.key) + "=" + value;
-  }
+    return true;
+  });
   fuzz::run_policy_ops(in, label, *a, real_memory ? fuzz::memory::real : fuzz::memory::simulated);
   return 0;
 }

@@ -3,17 +3,21 @@
 // now and then from just outside it, so that validation is exercised as well as the rules.
 //
 // The bytes are read in a fixed order, so a corpus input replays the same settings for as
-// long as this table and pick_value() stay: change them only with the seeds
+// long as this table, pick_value() and draw_settings() stay: change them only with the seeds
 // (tests/fuzz/make_corpus.py).
 #pragma once
+
+#include "experiments/params/param_set.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace fraglab::fuzz {
 
@@ -107,6 +111,29 @@ inline std::string pick_value(FuzzedDataProvider& in, key_values const& k)
     }
   }
   return {};
+}
+
+// Up to 8 settings drawn from `in`, as a sweep's --set would give them. Each is offered to
+// `keep(trial, key, value)`, where `trial` is the settings kept so far with it; a setting is
+// kept where keep() returns true (it has made its allocators with `trial`), and "KEY=VALUE"
+// is then added to `label`. A malformed value is refused where it is read, and skipped.
+template <class Keep>
+void draw_settings(FuzzedDataProvider& in, std::string& label, Keep&& keep)
+{
+  param_set settings;
+  for (int n = in.ConsumeIntegralInRange<int>(0, 8); n > 0; --n) {
+    key_values const& k = keys[in.ConsumeIntegralInRange<std::size_t>(0, keys.size() - 1)];
+    std::string const value = pick_value(in, k);
+    param_set trial = settings;
+    try {
+      trial.set(k.key, value);
+    } catch (std::invalid_argument const&) {
+      continue;
+    }
+    if (!keep(std::as_const(trial), k.key, value)) continue;
+    settings = std::move(trial);
+    label += " " + std::string(k.key) + "=" + value;
+  }
 }
 
 }  // namespace fraglab::fuzz
