@@ -6,12 +6,12 @@
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/input_file.hpp"
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -350,10 +350,7 @@ int merge(std::vector<std::string> const& args)
   std::size_t sweep_cells = 0;
   std::string first_row;
   for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
-    if (std::error_code ec; std::filesystem::is_directory(path, ec))
-      throw input_error(path + ": a directory; expected a sweep CSV");
-    std::ifstream in(path);
-    if (!in) throw input_error(path + ": cannot be read");
+    std::ifstream in = open_input(path, "a sweep CSV");
     std::string line;
     std::size_t number = 0;
     while (std::getline(in, line)) {

@@ -1,11 +1,11 @@
 #include "experiments/trace/read_trace.hpp"
 
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/input_file.hpp"
 #include "experiments/trace/native_binary.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
-#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -24,10 +24,7 @@ std::string_view to_string(trace_format f) noexcept
 
 trace_format detect_format(std::string const& path)
 {
-  if (std::error_code ec; std::filesystem::is_directory(path, ec))
-    throw input_error(path + ": a directory; expected a trace file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot open for reading");
+  std::ifstream in = open_input(path, "a trace file", std::ios::binary);
   char head[64] = {};
   in.read(head, sizeof head);
   std::string_view const h(head, static_cast<std::size_t>(in.gcount()));
