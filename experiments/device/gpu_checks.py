@@ -5,7 +5,8 @@
 
 run_on_gpu.sh calls this at its end with its OUT_DIR. It reads the run's logs (steps.txt,
 written by run_on_gpu.sh: one `NAME ok` or `NAME failed RC` line per step; device.txt; the
-unit programs' GoogleTest output; the training runs' summaries; `fraglab verify`'s matches)
+unit programs' GoogleTest output; memcheck's error and leak summaries; the training runs'
+summaries; `fraglab verify`'s matches)
 and writes one page that names the device, the commit, the binaries' commit where they were
 prebuilt, and every step's outcome with the numbers it printed. Exits 1 if a step failed,
 after writing the page, so that a failed run is recorded as failed.
@@ -72,6 +73,8 @@ def main(argv):
             detail = "; ".join(line for line in log.splitlines() if line.startswith(("policy ", "against ")))
         elif name == "verify":
             detail = "; ".join(line for line in log.splitlines() if "matched" in line)
+        elif name == "sanitizer":
+            detail = "; ".join(line.strip("= ") for line in log.splitlines() if "SUMMARY:" in line)
         elif name == "snapshot":
             detail = log.strip().splitlines()[-1] if log.strip() else ""
         else:
@@ -84,7 +87,7 @@ def main(argv):
     write_markdown(os.path.join(args.out_dir, "gpu_checks.md"), f"GPU checks on {device.split(',')[0]}",
                    "device/run_on_gpu.sh", header, [
         ["Every step of `experiments/device/run_on_gpu.sh` (docs/gpu.md): the unit programs with the CUDA "
-         "backends' device tests running, not skipping; the plug-in training a transformer under PyTorch's own "
+         "backends' device tests running, not skipping, and again under compute-sanitizer's memcheck; the plug-in training a transformer under PyTorch's own "
          "allocator and then under three policies, whose losses must agree with the native run's; a new "
          "snapshot recorded and checked against pytorch_caching, address for address. "
          + ("Every step passed." if not failed else f"Failed: {', '.join(failed)}.")],

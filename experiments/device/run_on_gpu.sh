@@ -5,18 +5,21 @@
 #
 #   1. tests: builds with CUDA enabled (build-gpu/) and runs the unit suite, whose CUDA
 #      backend tests run for real here instead of skipping;
-#   2. train: trains plugins/pytorch/train_example.py with PyTorch's own allocator, then
+#   2. sanitizer: runs the CUDA backends' tests again under compute-sanitizer's memcheck,
+#      which fails on a device access out of bounds and on device memory still allocated at
+#      exit (needs a runtime where compute-sanitizer works: Firecracker, not gVisor);
+#   3. train: trains plugins/pytorch/train_example.py with PyTorch's own allocator, then
 #      with the plug-in serving tf_bfc, pytorch_caching and best_fit, each of which must
 #      learn and reproduce the first run's first losses;
-#   3. snapshot: records a snapshot of a small transformer's training
+#   4. snapshot: records a snapshot of a small transformer's training
 #      (experiments/device/record_snapshot.py) and checks our pytorch_caching preset
 #      against it (`fraglab verify`);
-#   4. speed: writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming
+#   5. speed: writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming
 #      the device, over the shared PyTorch snapshots and the new one;
 #   and at the end results/gpu_checks.md (experiments/device/gpu_checks.py): every step's
 #   outcome and what it printed, with the device and the commit.
-# Steps 2-4 need PyTorch with CUDA (step 4 without it still measures everything but torch).
-# --only takes a comma-separated subset of tests,train,snapshot,speed (default: all).
+# Steps 3-5 need PyTorch with CUDA (step 5 without it still measures everything but torch).
+# --only takes a comma-separated subset of tests,sanitizer,train,snapshot,speed (default: all).
 # --prebuilt DIR runs the binaries experiments/device/pack_prebuilt.sh packed into DIR
 # instead of building: for a GPU machine without the build's dependencies. The unit
 # programs then run one by one, as meson test would run them.
@@ -25,7 +28,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 prebuilt=
-parts=tests,train,snapshot,speed
+parts=tests,sanitizer,train,snapshot,speed
 while [[ $# -gt 0 ]]; do
   case $1 in
     --prebuilt) prebuilt=$2; shift 2 ;;
@@ -96,6 +99,21 @@ else
   if wants tests; then
     step unit-tests meson test -C build-gpu --suite unit --print-errorlogs
     grep -h "no CUDA device" build-gpu/meson-logs/testlog.txt && { echo "the device tests skipped on a GPU machine"; status=1; }
+  fi
+fi
+
+if wants sanitizer; then
+  # The out-of-memory tests' refusals are CUDA API errors on purpose, and each test checks the
+  # error it expects, so memcheck's report of API errors is off: what fails this step is a bad
+  # device access or a leak.
+  if command -v compute-sanitizer >/dev/null; then
+    step sanitizer compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
+      "$build/tests/test_cuda_backends"
+    grep -h "ERROR SUMMARY\|LEAK SUMMARY" "$out/sanitizer.log"
+  else
+    echo "run_on_gpu.sh: compute-sanitizer is not on the PATH: the memcheck step cannot run"
+    echo "sanitizer failed 127" >>"$out/steps.txt"
+    status=1
   fi
 fi
 

@@ -320,7 +320,9 @@ fi
 # numbers each printed, and a failed step both recorded and reported by the exit status.
 logs=$work/gpu-logs
 mkdir -p "$logs"
-printf 'unit-test_cuda_backends ok\ntrain-tf_bfc failed 1\nverify ok\n' > "$logs/steps.txt"
+printf 'unit-test_cuda_backends ok\nsanitizer ok\ntrain-tf_bfc failed 1\nverify ok\n' > "$logs/steps.txt"
+printf '========= COMPUTE-SANITIZER\n[  PASSED  ] 11 tests.\n========= LEAK SUMMARY: 0 bytes leaked in 0 allocations\n========= ERROR SUMMARY: 0 errors\n' \
+  > "$logs/sanitizer.log"
 echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04" > "$logs/device.txt"
 printf '[  PASSED  ] 11 tests.\n[  SKIPPED ] 2 tests, listed below:\n' > "$logs/unit-test_cuda_backends.log"
 printf 'policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875\nnoise\n' > "$logs/train-tf_bfc.log"
@@ -330,6 +332,7 @@ expect "gpu_checks.py exits 1 for a failed step" '[[ $rc -eq 1 ]]'
 expect "gpu_checks.md records the device, counts, losses and matches" \
   'grep -q "^# GPU checks on NVIDIA H100" "$work/gpu/gpu_checks.md" &&
    grep -q "| unit-test_cuda_backends | ok | 11 passed, 2 skipped, 0 failed |" "$work/gpu/gpu_checks.md" &&
+   grep -q "| sanitizer | ok | LEAK SUMMARY: 0 bytes leaked in 0 allocations; ERROR SUMMARY: 0 errors |" "$work/gpu/gpu_checks.md" &&
    grep -q "| train-tf_bfc | FAILED (exit 1) | policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875 |" "$work/gpu/gpu_checks.md" &&
    grep -q "addresses matched: 7038/7038; segments matched: 61/61" "$work/gpu/gpu_checks.md" &&
    grep -q "Failed: train-tf_bfc." "$work/gpu/gpu_checks.md"'
