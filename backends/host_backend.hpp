@@ -1,12 +1,22 @@
 // Real host memory from the C++ runtime (aligned operator new), for using a policy as an
 // actual allocator and for speed measurements. Each acquisition is a separate block, so
 // acquisitions are never merged. Every block still held is returned at destruction.
+//
+// Address reservations, for expandable pools (pytorch_expandable), come from the process's
+// own virtual memory instead (detail::host_address_reservations): reserve() takes a range
+// of addresses with no memory behind it, acquire_at() makes pages inside it readable and
+// writable, counted against the capacity, and release() of such pages gives them back and
+// makes them inaccessible again, as cuda_vmm does on the device. Reservations are kept
+// until destruction. The pages are mapped in units of the granularity or the OS page,
+// whichever is larger.
 #pragma once
 
 #include "backends/backend_stats.hpp"
+#include "backends/detail/host_address_reservations.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <new>
@@ -29,7 +39,11 @@ class host_backend {
   {
     if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
   }
-  host_backend(host_backend&& o) noexcept : p_(o.p_), blocks_(std::move(o.blocks_)), stats_(o.stats_) { o.blocks_.clear(); }
+  host_backend(host_backend&& o) noexcept
+      : p_(o.p_), blocks_(std::move(o.blocks_)), reservations_(std::move(o.reservations_)), stats_(o.stats_)
+  {
+    o.blocks_.clear();
+  }
   host_backend& operator=(host_backend&&) = delete;
   ~host_backend()
   {
@@ -55,8 +69,39 @@ class host_backend {
     return {base, *size};
   }
 
+  // A range of `n` bytes (rounded to the mapping unit) aligned to `alignment` where that is
+  // a power of two larger than the unit, else to the unit; no memory, never counted.
+  acquisition reserve(std::size_t n, std::size_t alignment)
+  {
+    std::size_t const unit = mapping_unit();
+    auto const size = detail::align_up_checked(n, unit);
+    if (n == 0 || !size) return {};
+    std::size_t const align = detail::is_pow2(alignment) && alignment > unit ? alignment : unit;
+    auto const r = reservations_.reserve(*size, align);
+    return r ? acquisition{r->base, r->size} : acquisition{};
+  }
+
+  // Maps `n` bytes (rounded to the mapping unit) at `address`, inside a reservation and not
+  // mapped yet.
+  acquisition acquire_at(std::uintptr_t address, std::size_t n)
+  {
+    auto const size = detail::align_up_checked(n, mapping_unit());
+    if (n == 0 || !size || address % mapping_unit() != 0 || !reservations_.can_map(address, *size) ||
+        *size > p_.capacity - stats_.acquired_bytes || !reservations_.map(address, *size)) {
+      ++stats_.refusals;
+      return {};
+    }
+    stats_.on_acquire(*size);
+    return {address, *size};
+  }
+
   bool release(std::uintptr_t base, std::size_t n)
   {
+    if (reservations_.reserved(base)) {
+      if (base % mapping_unit() != 0 || n % mapping_unit() != 0 || !reservations_.unmap(base, n)) return false;
+      stats_.on_release(n);
+      return true;
+    }
     auto it = blocks_.find(base);
     if (it == blocks_.end() || it->second.size != n) return false;
     ::operator delete(reinterpret_cast<void*>(base), it->second.alignment);
@@ -77,8 +122,15 @@ class host_backend {
     std::size_t size;
     std::align_val_t alignment;
   };
+
+  [[nodiscard]] std::size_t mapping_unit() const noexcept
+  {
+    return std::max(p_.granularity, detail::host_address_reservations::os_page());
+  }
+
   params p_;
   std::unordered_map<std::uintptr_t, block> blocks_;
+  detail::host_address_reservations reservations_;
   backend_stats stats_;
 };
 

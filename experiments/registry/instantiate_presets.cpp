@@ -59,8 +59,9 @@ std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, 
     if (s.garbage_collection_threshold > 0.0)
       throw std::invalid_argument("garbage_collection_threshold is not modelled with expandable segments");
     if (b.capacity != std::numeric_limits<std::size_t>::max()) s.device_memory = b.capacity;
-    if (!b.kind.empty() && b.kind != "simulated" && b.kind != "cuda_vmm")
-      throw std::invalid_argument("pytorch_expandable needs address reservations: only the simulated and cuda_vmm backends have them");
+    if (!b.kind.empty() && b.kind != "simulated" && b.kind != "host" && b.kind != "cuda_vmm")
+      throw std::invalid_argument(
+          "pytorch_expandable needs address reservations: only the simulated, host and cuda_vmm backends have them");
   }
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";

@@ -5,8 +5,8 @@
 #include "backends/cuda_backend.hpp"
 #include "backends/cuda_pinned_backend.hpp"
 #include "backends/cuda_vmm_backend.hpp"
-#include "experiments/gen/transformer_training.hpp"
 #include "experiments/registry/composition.hpp"
+#include "support/training_trace.hpp"
 
 #include <gtest/gtest.h>
 
@@ -227,18 +227,6 @@ TEST(CudaPinnedBackend, ServesPageLockedHostMemory)
 TEST(PresetsOnTheDevice, DecideAsInSimulationOnATrainingTrace)
 {
   REQUIRE_DEVICE();
-  gen::transformer_training_params p;
-  p.layers = 2;
-  p.hidden = 256;
-  p.heads = 4;
-  p.vocab = 1000;
-  p.batch = 4;
-  p.seq_len = p.seq_len_max = 128;
-  p.iterations = 3;
-  trace::trace const t = gen::generate_transformer_training(p);
-  replay_options o;
-  o.repeats = 0;
-  o.strict = true;
   struct run {
     char const* policy;
     char const* backend;
@@ -247,16 +235,13 @@ TEST(PresetsOnTheDevice, DecideAsInSimulationOnATrainingTrace)
                       run{"pytorch_caching", "cuda_async"}, run{"best_fit", "cuda_async"}}) {
     param_set granularity;
     if (std::string(r.policy) == "tlsf" || std::string(r.policy) == "best_fit") granularity.set("granularity", "2MiB");
-    replay_result const device = make_composition(r.policy, granularity, backend_choice{r.backend})->replay(t, o);
-    replay_result const simulated = make_composition(r.policy, granularity, backend_choice{"simulated"})->replay(t, o);
     SCOPED_TRACE(std::string(r.policy) + " over " + r.backend);
+    replay_result const device = testing::replay_small_training(r.policy, granularity, r.backend);
     EXPECT_EQ(device.failed_allocs, 0u);
-    EXPECT_EQ(device.acquisitions, simulated.acquisitions);
-    EXPECT_EQ(device.peak_reserved_bytes, simulated.peak_reserved_bytes);
-    EXPECT_EQ(device.peak_allocated_bytes, simulated.peak_allocated_bytes);
+    testing::expect_same_decisions(device, testing::replay_small_training(r.policy, granularity, "simulated"));
   }
   // Expandable segments need reservations: cuda_vmm's, at the device's page.
-  replay_result const expandable = make_composition("pytorch_expandable", {}, backend_choice{"cuda_vmm"})->replay(t, o);
+  replay_result const expandable = testing::replay_small_training("pytorch_expandable", {}, "cuda_vmm");
   EXPECT_EQ(expandable.failed_allocs, 0u);
   EXPECT_GT(expandable.peak_reserved_bytes, 0u);
 }

@@ -101,6 +101,12 @@ def main():
         put("fuzz_policy_ops", f"ops_{n}", bytes((i * 37 + 11) % 256 for i in range(n)))
         put("fuzz_policy_params", f"ops_{n}", bytes((i * 53 + 7) % 256 for i in range(n)))
         put("fuzz_equivalence", f"ops_{n}", bytes((i * 29 + 3) % 256 for i in range(n)))
+    # pytorch_expandable (the third named policy) over the host backend (the fourth of the
+    # target's choices): its segments are pages mapped into reserved address space and the
+    # operations write them. FuzzedDataProvider takes integers from the end of the input.
+    expandable = bytearray((i * 53 + 7) % 256 for i in range(1024))
+    expandable[-1], expandable[-2] = 2, 3
+    put("fuzz_policy_params", "pytorch-expandable-over-host", bytes(expandable))
     return 0
 
 
