@@ -1,6 +1,7 @@
 #include "experiments/pickle/pickle_reader.hpp"
 
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/input_file.hpp"
 
 #include <bit>
 #include <cstring>
@@ -326,8 +327,7 @@ value_ptr parse(std::span<std::uint8_t const> data, std::string const& name) { r
 
 value_ptr parse_file(std::string const& path)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot open for reading");
+  std::ifstream in = open_input(path, "a pickle file", std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse(data, path);
 }

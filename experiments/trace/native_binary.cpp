@@ -2,6 +2,7 @@
 
 #include "experiments/trace/detail/native_binary_layout.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/input_file.hpp"
 
 #include <array>
 #include <bit>
@@ -75,9 +76,8 @@ header_fields read_header(std::ifstream& in, std::string const& path)
 
 class binary_decoder final : public event_batches {
  public:
-  explicit binary_decoder(trace const& t) : path_(t.streamed_from), in_(path_, std::ios::binary)
+  explicit binary_decoder(trace const& t) : path_(t.streamed_from), in_(open_input(path_, "a trace file", std::ios::binary))
   {
-    if (!in_) throw input_error(path_ + ": cannot open for reading");
     header_ = read_header(in_, path_);
     if (header_.events != t.streamed_events || header_.slots != t.slots)
       throw input_error(path_ + ": the file changed after it was opened");
@@ -197,8 +197,7 @@ bool has_native_binary_magic(std::string_view head) noexcept
 
 trace open_native_binary(std::string const& path)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot open for reading");
+  std::ifstream in = open_input(path, "a trace file", std::ios::binary);
   header_fields const h = read_header(in, path);
   trace t;
   t.name = file_base_name(path);

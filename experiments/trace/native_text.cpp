@@ -2,6 +2,7 @@
 
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/input_file.hpp"
 
 #include <charconv>
 #include <fstream>
@@ -120,8 +121,7 @@ trace read_native_text(std::istream& in, std::string const& file_name)
 
 trace read_native_text_file(std::string const& path)
 {
-  std::ifstream in(path);
-  if (!in) throw input_error(path + ": cannot open for reading");
+  std::ifstream in = open_input(path, "a trace file");
   return read_native_text(in, path);
 }
 

@@ -81,9 +81,8 @@ trace read_any_format(std::string const& path)
     case trace_format::native_binary: return open_native_binary(path);
     case trace_format::pytorch_snapshot: return snapshot_to_trace(read_pytorch_snapshot(path));
     case trace_format::rmm_csv: {
-      std::ifstream in(path);
-      trace t = read_rmm_csv(in, path);
-      return t;
+      std::ifstream in = open_input(path, "a trace file");
+      return read_rmm_csv(in, path);
     }
     case trace_format::native_text: break;
   }
