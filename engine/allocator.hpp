@@ -162,13 +162,14 @@ class allocator {
   }
 
   // Frees the block `b` refers to (allocation::block()) without looking its address up;
-  // a reference whose block is no longer live at its address is reported as a double free
-  // and changes nothing. A reference without a record is freed by its address.
+  // a reference whose block is no longer live at its address is reported as a double free,
+  // one that another allocator handed out as an unknown pointer, and neither changes
+  // anything. A reference without a record is freed by its address.
   FRAGLAB_HOT free_status deallocate(block_ref b)
   {
     if (b.record == nullptr) return deallocate(b.address);
     chunk* const c = static_cast<chunk*>(b.record);
-    if (!c->in_use() || c->address != b.address) [[unlikely]] return misused_reference(b.address);
+    if (!c->in_use() || c->address != b.address || c->live.owner != this) [[unlikely]] return misused_reference(b, c);
     // Live at its address, so the map (where built) holds it there: one lookup, to take it out.
     if (addresses_mapped_) [[unlikely]] (void)live_.extract(b.address);
     return release_block(c);
@@ -216,9 +217,13 @@ class allocator {
   // allocate, so its address started a block once: inside a live chunk now (merged into
   // it, or a new block there under another record) or inside a free one, the block was
   // freed before; outside every region, its region was given back.
-  FRAGLAB_COLD free_status misused_reference(std::uintptr_t address)
+  FRAGLAB_COLD free_status misused_reference(block_ref b, chunk const* c)
   {
-    free_status const s = diagnosed_misuse(address);
+    if (c->in_use() && c->address == b.address) {  // live, but another allocator's
+      count_misuse();
+      return free_status::unknown_pointer;
+    }
+    free_status const s = diagnosed_misuse(b.address);
     return s == free_status::interior_pointer ? free_status::double_free : s;
   }
 
@@ -364,7 +369,7 @@ class allocator {
   {
     for (region const* r : regions_by_address())
       for (chunk const* c = r->first; c != nullptr; c = c->next) {
-        live_fields const live = c->in_use() ? c->live : live_fields{0, 0};
+        live_fields const live = c->in_use() ? c->live : live_fields{0, 0, nullptr};
         f(chunk_view{c->address, c->size, live.requested, c->in_use(), live.stream, r->serial, r->pool});
       }
   }
@@ -609,7 +614,7 @@ class allocator {
   // (region_is_idle), and its entry in the address map.
   void enter_live(chunk* c, std::size_t requested, stream_id stream)
   {
-    c->make_live(requested, stream);
+    c->make_live(requested, stream, this);
     if (!immediate_coalescing()) ++c->region()->live_chunks;
     ++stats_.live_chunks;
     if (addresses_mapped_) [[unlikely]] live_.insert(*c);

@@ -26,6 +26,11 @@ struct basic_region;
 struct live_fields {
   std::size_t requested;  // bytes the caller asked for
   stream_id stream;       // the stream it was allocated on
+  // The allocator that handed it out: a block reference given to another allocator is
+  // refused by comparing this word, which lies in the line the free reads anyway, rather
+  // than by reading the region's record. Fits the 24 bytes of a tree's hook; a list's hook
+  // has 16, and its chunk grows from 56 bytes to a full line.
+  void const* owner;
 };
 
 template <class IndexSpec>
@@ -63,9 +68,9 @@ struct basic_chunk {
 
   // The chunk is handed out: `live` replaces the hook (assigning a member of trivial type
   // begins its lifetime).
-  void make_live(std::size_t requested, stream_id stream) noexcept
+  void make_live(std::size_t requested, stream_id stream, void const* owner) noexcept
   {
-    live = live_fields{requested, stream};
+    live = live_fields{requested, stream, owner};
     region_and_in_use_ |= in_use_bit;
   }
 

@@ -37,7 +37,7 @@ TEST(ChunkRecords, InUseFlagAndRegionPointerAreIndependent)
   EXPECT_EQ(c.region(), nullptr);
   EXPECT_FALSE(c.in_use());
   c.set_region(&a);
-  c.make_live(100, 7);
+  c.make_live(100, 7, &a);
   EXPECT_EQ(c.region(), &a);
   EXPECT_TRUE(c.in_use());
   c.set_region(&b);  // a new region pointer keeps the flag
@@ -48,7 +48,7 @@ TEST(ChunkRecords, InUseFlagAndRegionPointerAreIndependent)
   EXPECT_FALSE(c.in_use());
 }
 
-// A live chunk's requested size and stream share the hook's storage: they must survive
+// A live chunk's requested size, stream and owner share the hook's storage: they must survive
 // while live, and the hook must serve an index again once the chunk is free.
 TEST(ChunkRecords, LiveFieldsAndTheHookTakeTurnsInOneStorage)
 {
@@ -61,10 +61,12 @@ TEST(ChunkRecords, LiveFieldsAndTheHookTakeTurnsInOneStorage)
   ix.insert(c);
   ix.insert(d);
   ix.erase(c);
-  c.make_live(200, 3);
+  int const owner = 0;
+  c.make_live(200, 3, &owner);
   ix.erase(d);  // the index unlinks d without touching c, whose storage now holds `live`
   EXPECT_EQ(c.live.requested, 200u);
   EXPECT_EQ(c.live.stream, 3u);
+  EXPECT_EQ(c.live.owner, &owner);
   c.make_free();
   ix.insert(c);
   ix.insert(d);

@@ -66,6 +66,30 @@ TEST_P(EveryPolicy, MisuseIsReportedAndLeavesTheAllocatorConsistent)
   EXPECT_EQ(a->stats().live_chunks, 1u);
 }
 
+// A reference handed out by one allocator and given to another is refused by the second and
+// changes neither. Two allocators over simulated backends hand out the same addresses, so the
+// second holds a live block at the very address the reference names: only the record's
+// owner tells them apart.
+TEST_P(EveryPolicy, AReferenceFromAnotherAllocatorIsRefusedAndChangesNeither)
+{
+  auto const c = make_composition(GetParam(), {}, backend_choice{"simulated"});
+  auto mine = c->make();
+  auto theirs = c->make();
+  allocation const m = mine->allocate(5000);
+  allocation const t = theirs->allocate(5000);
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(m.address, t.address);
+  auto const before = mine->stats();
+  EXPECT_EQ(mine->deallocate(t.block()), free_status::unknown_pointer);
+  EXPECT_EQ(mine->stats().live_chunks, before.live_chunks);
+  EXPECT_EQ(mine->stats().misuses, before.misuses + 1);
+  EXPECT_EQ(mine->check_invariants(), "");
+  EXPECT_EQ(theirs->check_invariants(), "");
+  EXPECT_EQ(theirs->deallocate(t.block()), free_status::ok);
+  EXPECT_EQ(mine->deallocate(m.block()), free_status::ok);
+}
+
 TEST_P(EveryPolicy, FailingForCapacityLeavesStateIntactAndFreeingLetsARetrySucceed)
 {
   backend_choice small;
