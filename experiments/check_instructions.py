@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import ROOT, SHARED_TRACES, InputError, read_table
+from results_io import ROOT, SHARED_TRACES, InputError, distinct_names, read_table
 from speed_table import BY_ADDRESS_KIND, instructions, preload_env
 
 FRAGLAB_KINDS = ("fraglab", BY_ADDRESS_KIND)
@@ -108,7 +108,7 @@ def main(argv):
     parser.add_argument("--record", default=os.path.join(ROOT, "results", "speed_instructions.csv"))
     parser.add_argument("--trace", help="the record's trace (default: the host trace of its name)")
     parser.add_argument("--tolerance", type=percentage, default=2.0, help="per cent above the record that still passes")
-    parser.add_argument("--subjects", help="only these subjects of the record, comma-separated")
+    parser.add_argument("--subjects", type=distinct_names, help="only these subjects of the record, comma-separated")
     args = parser.parse_args(argv)
 
     try:
@@ -117,7 +117,7 @@ def main(argv):
         sys.exit(f"check_instructions.py: {e}")
     rows = [r for r in rows if r["kind"] in FRAGLAB_KINDS]
     if args.subjects:
-        wanted = args.subjects.split(",")
+        wanted = args.subjects
         unknown = sorted(set(wanted) - {r["subject"] for r in rows})
         if unknown:
             sys.exit(f"check_instructions.py: {args.record} records no fraglab subject {', '.join(unknown)}")

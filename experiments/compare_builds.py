@@ -25,8 +25,8 @@ import statistics
 import sys
 import tempfile
 
-from results_io import (at_least_one, file_digest, markdown_table, output_file, provenance, repeated_trace_name,
-                        trace_name, write_markdown)
+from results_io import (at_least_one, distinct_names, file_digest, markdown_table, output_file, provenance,
+                        repeated_trace_name, trace_name, write_markdown)
 from speed_table import TARGETS, bench, fmt, instructions, preload_env
 
 BUILDS = ("before", "after")
@@ -37,7 +37,7 @@ def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--before", required=True, metavar="BIN", help="the bench_allocators binary of the baseline")
     parser.add_argument("--after", required=True, metavar="BIN", help="the bench_allocators binary of the change")
-    parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES), type=policy_list,
+    parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES), type=distinct_names,
                         help="fraglab policies, comma-separated (default: %(default)s)")
     parser.add_argument("--rounds", type=at_least_one, default=6,
                         help="rounds of every measurement, the builds' order alternating; the minimum is kept")
@@ -61,13 +61,6 @@ def parse_arguments(argv):
         if clash:
             parser.error(clash)
     return args
-
-
-def policy_list(text):
-    policies = [p for p in text.split(",") if p]
-    if not policies or len(set(policies)) != len(policies):
-        raise argparse.ArgumentTypeError(f"expected distinct policy names, comma-separated, got '{text}'")
-    return policies
 
 
 def counter_of(bench_binary):

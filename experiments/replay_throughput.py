@@ -24,8 +24,8 @@ import os
 import subprocess
 import sys
 
-from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, markdown_table, output_dir, provenance, run,
-                        write_csv, write_markdown)
+from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, distinct_names, markdown_table, output_dir,
+                        provenance, run, write_csv, write_markdown)
 
 
 def replay(fraglab, trace, policy, repeat):
@@ -51,14 +51,14 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
     parser.add_argument("--repeat", type=at_least_one, default=3)
-    parser.add_argument("--policies", default="")
+    parser.add_argument("--policies", type=distinct_names, help="comma-separated (default: every policy)")
     parser.add_argument("--allocations", type=at_least_one, default=5_000_000)
     parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data"))
     args = parser.parse_args(argv)
 
     fraglab = args.fraglab
-    policies = args.policies.split(",") if args.policies else run([fraglab, "policies", "--names"]).split()
+    policies = args.policies or run([fraglab, "policies", "--names"]).split()
     host = os.path.join(SHARED_TRACES, "host")
     traces = sorted(os.path.join(host, f) for f in os.listdir(host) if f.endswith(".csv")) if os.path.isdir(host) else []
     data = args.work_dir

@@ -188,6 +188,19 @@ def at_least_one(text):
     return n
 
 
+def distinct_names(text):
+    """argparse type of a comma-separated list of names (policies, subjects): each one
+    non-empty and none twice. `a,,b` would otherwise ask for a policy called "", and `a,a`
+    measure one twice under one name, whose rows then cannot be told apart."""
+    names = text.split(",")
+    if "" in names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got an empty one in {text!r}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{', '.join(twice)} given twice in {text!r}")
+    return names
+
+
 def trace_name(path):
     """The name a trace file's rows go by: bench_allocators names a trace by its file name up
     to the first dot (bench::load_in_memory)."""

@@ -95,6 +95,17 @@ $py "$root/experiments/speed_table.py" --quick --iterations -1 --fraglab "$fragl
 expect "speed_table.py refuses --iterations -1" '[[ $? -ne 0 ]] && grep -q -- "--iterations: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
 $py "$root/experiments/replay_throughput.py" --repeat 0 --fraglab "$fraglab" --out-dir "$work/out0" 2> "$work/rt0.err"
 expect "replay_throughput.py refuses --repeat 0" '[[ $? -ne 0 ]] && grep -q -- "--repeat: expected at least 1" "$work/rt0.err"'
+# A list of names with an empty or a repeated one is refused as it is read, before anything
+# runs: "" would otherwise be a policy's name, and a name given twice two rows of one name.
+for bad in "tlsf,,best_fit|an empty one" "tlsf,best_fit,tlsf|tlsf given twice" "|an empty one"; do
+  $py "$root/experiments/replay_throughput.py" --policies "${bad%%|*}" --fraglab "$fraglab" --out-dir "$work/out-names" \
+    2> "$work/names.err"
+  expect "replay_throughput.py refuses --policies '${bad%%|*}'" \
+    '[[ $? -eq 2 ]] && grep -q -- "--policies: .*${bad#*|}" "$work/names.err" && [[ ! -e $work/out-names ]]'
+  $py "$root/experiments/check_instructions.py" --subjects "${bad%%|*}" 2> "$work/names.err"
+  expect "check_instructions.py refuses --subjects '${bad%%|*}'" \
+    '[[ $? -eq 2 ]] && grep -q -- "--subjects: .*${bad#*|}" "$work/names.err"'
+done
 # Output paths are checked as the command is read, not when a long run is done.
 : > "$work/a-file"
 $py "$root/experiments/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/a-file/out" \
