@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import matplotlib
 
-from results_io import InputError, read_table
+from results_io import InputError, output_file, read_table
 
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "fraglab"
@@ -116,10 +116,24 @@ def plot_timeseries(args):
     return fig
 
 
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_format(path):
+    return os.path.splitext(path)[1].lower().lstrip(".")
+
+
+def figure_file(path):
+    """argparse type of -o: a file whose name says its format, in a directory that exists,
+    checked before any CSV is read or anything drawn."""
+    output_file(path)
+    if figure_format(path) not in FIGURE_FORMATS:
+        raise argparse.ArgumentTypeError(f"{path}: expected a .png, .svg or .pdf file name")
+    return path
+
+
 def save_atomically(fig, out):
-    ext = os.path.splitext(out)[1].lower().lstrip(".")
-    if ext not in ("png", "svg", "pdf"):
-        raise InputError(f"{out}: expected a .png, .svg or .pdf file name")
+    ext = figure_format(out)
     fig.tight_layout()
     tmp = f"{out}.tmp.{os.getpid()}"
     try:
@@ -139,16 +153,16 @@ def main(argv):
     s.add_argument("-y", required=True, help="the metric, e.g. frag4 or peak_reserved_bytes")
     s.add_argument("--group", default="policy", help="one line per value of this column")
     s.add_argument("--log-x", action="store_true", help="a logarithmic x axis")
-    s.add_argument("-o", "--output", required=True)
+    s.add_argument("-o", "--output", required=True, type=figure_file)
     b = sub.add_parser("bars", help="a metric per policy", allow_abbrev=False)
     b.add_argument("csv", nargs="+")
     b.add_argument("-y", required=True)
-    b.add_argument("-o", "--output", required=True)
+    b.add_argument("-o", "--output", required=True, type=figure_file)
     t = sub.add_parser("timeseries", help="memory over time", allow_abbrev=False)
     t.add_argument("csv", nargs="+")
     t.add_argument("-y", default="reserved_bytes,live_bytes")
     t.add_argument("--policy", default="", help="only these policies (comma-separated)")
-    t.add_argument("-o", "--output", required=True)
+    t.add_argument("-o", "--output", required=True, type=figure_file)
     args = parser.parse_args(argv)
     try:
         fig = {"sweep": plot_sweep, "bars": plot_bars, "timeseries": plot_timeseries}[args.kind](args)

@@ -259,6 +259,13 @@ if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   expect "plot.py draws a replay table as bars" '[[ $rc -eq 0 && -s $work/bars.png ]]'
   err=$(/usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x no_such_key -y frag4 -o "$work/never.png" 2>&1); rc=$?
   expect "plot.py names a missing column with FILE:LINE" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*no_such_key* && ! -e $work/never.png ]]'
+  # -o is checked as the command is read: it once drew the figure and then failed with a
+  # traceback over a missing directory.
+  mkdir -p "$work/figs"
+  for bad in "$work/figs|is a directory" "$work/no-such-dir/f.svg|does not exist" "$work/figs/f.gif|expected a .png, .svg or .pdf"; do
+    err=$(/usr/bin/python3 "$plot" bars "$work/r.csv" -y frag4 -o "${bad%%|*}" 2>&1); rc=$?
+    expect "plot.py refuses -o ${bad%%|*} up front" '[[ $rc -eq 2 && $err == *"-o/--output: "*"${bad#*|}"* && -z $(ls "$work/figs") ]]'
+  done
 else
   echo "SKIP: /usr/bin/python3 has no matplotlib (.ci/install-deps installs python3-matplotlib)"
 fi
