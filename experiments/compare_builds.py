@@ -25,7 +25,7 @@ import statistics
 import sys
 import tempfile
 
-from results_io import (at_least_one, distinct_names, file_digest, markdown_table, output_file, provenance,
+from results_io import (at_least_one, distinct_names, file_digest, input_file, markdown_table, output_file, provenance,
                         repeated_trace_name, trace_name, write_markdown)
 from speed_table import TARGETS, bench, fmt, instructions, preload_env
 
@@ -35,22 +35,21 @@ DEFAULT_POLICIES = TARGETS + ["pytorch_caching"]
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-    parser.add_argument("--before", required=True, metavar="BIN", help="the bench_allocators binary of the baseline")
-    parser.add_argument("--after", required=True, metavar="BIN", help="the bench_allocators binary of the change")
+    parser.add_argument("--before", required=True, metavar="BIN", type=input_file,
+                        help="the bench_allocators binary of the baseline")
+    parser.add_argument("--after", required=True, metavar="BIN", type=input_file,
+                        help="the bench_allocators binary of the change")
     parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES), type=distinct_names,
                         help="fraglab policies, comma-separated (default: %(default)s)")
     parser.add_argument("--rounds", type=at_least_one, default=6,
                         help="rounds of every measurement, the builds' order alternating; the minimum is kept")
     parser.add_argument("--iterations", type=at_least_one, default=3,
                         help="timed passes per benchmark (more for short traces)")
-    parser.add_argument("--count", action="append", default=[], metavar="TRACE",
+    parser.add_argument("--count", action="append", default=[], metavar="TRACE", type=input_file,
                         help="also count instructions per operation on TRACE under callgrind; repeatable")
     parser.add_argument("--out", type=output_file, help="also write the tables to this Markdown file")
-    parser.add_argument("traces", nargs="+", metavar="TRACE")
+    parser.add_argument("traces", nargs="+", metavar="TRACE", type=input_file)
     args = parser.parse_args(argv)
-    for path in [args.before, args.after] + args.traces + args.count:
-        if not os.path.isfile(path):
-            parser.error(f"{path}: no such file")
     if args.count:
         for build in BUILDS:
             counter = counter_of(getattr(args, build))

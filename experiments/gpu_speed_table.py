@@ -32,8 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, markdown_table, output_dir, provenance,
-                        repeated_trace_name, run, trace_name, write_csv, write_markdown)
+from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, input_file, markdown_table, output_dir,
+                        provenance, repeated_trace_name, run, trace_name, write_csv, write_markdown)
 from speed_table import bench, fmt, preload_env
 
 PRESETS = ["tf_bfc", "pytorch_caching", "tlsf"]
@@ -70,7 +70,8 @@ def main(argv):
     parser.add_argument("--rounds", type=at_least_one, default=3,
                         help="rounds of every measurement; a subject's ns/op is its minimum over them, the "
                              "estimate of the unloaded time (the GPU machine's host side is noisy)")
-    parser.add_argument("--snapshot", action="append", default=[], help="another snapshot to replay (repeatable)")
+    parser.add_argument("--snapshot", action="append", default=[], type=input_file,
+                        help="another snapshot to replay (repeatable)")
     args = parser.parse_args(argv)
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     fraglab = os.path.join(args.build, "experiments", "fraglab")

@@ -25,14 +25,14 @@ import os
 import sys
 import tempfile
 
-from results_io import (at_least_one, file_digest, markdown_table, output_file, provenance, repeated_trace_name,
-                        write_markdown)
+from results_io import (at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
+                        repeated_trace_name, write_markdown)
 from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects
 
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-    parser.add_argument("--bench", required=True, help="a bench_allocators binary")
+    parser.add_argument("--bench", required=True, type=input_file, help="a bench_allocators binary")
     parser.add_argument("--libdir", default=LIBDIR, help="where the general-purpose allocators' libraries are")
     parser.add_argument("--rounds", type=at_least_one, default=3, help="rounds of every measurement; the minimum is kept")
     parser.add_argument("--iterations", type=at_least_one, default=3,
@@ -40,7 +40,7 @@ def parse_arguments(argv):
     parser.add_argument("--variant", action="append", default=[], type=variant, metavar="LABEL=SPEC",
                         help="also measure SPEC (a policy name or compose: spec) and report it as LABEL; repeatable")
     parser.add_argument("--out", type=output_file, help="also write the table to this Markdown file")
-    parser.add_argument("traces", nargs="+", metavar="TRACE")
+    parser.add_argument("traces", nargs="+", metavar="TRACE", type=input_file)
     args = parser.parse_args(argv)
     # A label or spec may name no other subject: each is a key of the measurements.
     taken = TARGETS + ["bump"] + [name for name, _ in GENERAL_PURPOSE]
@@ -49,9 +49,6 @@ def parse_arguments(argv):
         clashes = sorted({n for n in names if names.count(n) > 1 or n in taken})
         if clashes:
             parser.error(f"--variant: each {part} must name a new subject, once: {', '.join(clashes)}")
-    for path in [args.bench] + args.traces:
-        if not os.path.isfile(path):
-            parser.error(f"{path}: no such file")
     clash = repeated_trace_name(args.traces)
     if clash:
         parser.error(clash)

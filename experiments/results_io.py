@@ -154,6 +154,16 @@ def output_file(path):
     return path
 
 
+def input_file(path):
+    """argparse type of a file a script reads (a trace, a snapshot, a binary): checked when
+    the command is read, not where a run of minutes first opens it."""
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{path} is a directory; expected a file")
+    if not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"{path}: no such file")
+    return path
+
+
 def output_dir(path):
     """argparse type of a directory a script writes into when it is done, made if absent:
     what exists of it must be a directory."""

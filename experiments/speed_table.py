@@ -39,7 +39,7 @@ import tempfile
 import dl_workloads
 import program_traces
 from results_io import (ROOT, at_least_one, common_arguments, figures, markdown_table, provenance, rounds_argument,
-                        rounds_of, run, trace_name, write_csv, write_markdown)
+                        rounds_of, trace_name, write_csv, write_markdown)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library preloaded; None: the process's own glibc malloc), from Debian's
@@ -272,7 +272,7 @@ def main(argv):
         ["## Targets", ""] +
         [f"- {p}: worst ratio to the fastest general-purpose allocator on the real-program replays: "
          f"{worst[p]:.2f} (target {TARGET_RATIO:g})" for p in worst] +
-        [f"- pytorch_caching on the PyTorch snapshots: " +
+        ["- pytorch_caching on the PyTorch snapshots: " +
          ", ".join(f"{t} {summary[t][1]['pytorch_caching']:.1f} ns/op" for t in snapshots) + " (target 50)"
          if snapshots else "- no PyTorch snapshots here"],
         ["## Freed by address", "",

@@ -114,7 +114,8 @@ expect "speed_table.py refuses an --out-dir under a file, before measuring" \
   '[[ $? -eq 2 ]] && grep -q -- "--out-dir: $work/a-file is not a directory" "$work/st0.err" && ! grep -q "measured" "$work/st0.err"'
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work" "$work/a-file" 2> "$work/hr0.err"
 expect "host_ratios.py refuses a directory as --out" '[[ $? -eq 2 ]] && grep -q -- "--out: $work is a directory" "$work/hr0.err"'
-$py "$root/experiments/compare_builds.py" --before x --after y --out "$work/missing/c.md" "$work/a-file" 2> "$work/cb0.err"
+$py "$root/experiments/compare_builds.py" --before "$build/benchmarks/bench_allocators" --after "$build/benchmarks/bench_allocators" \
+  --out "$work/missing/c.md" "$work/a-file" 2> "$work/cb0.err"
 expect "compare_builds.py refuses --out in a missing directory" '[[ $? -eq 2 ]] && grep -q -- "--out: $work/missing does not exist" "$work/cb0.err"'
 # Two rounds: each replay is measured twice and kept once, at its minimum.
 $py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
@@ -220,6 +221,14 @@ $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocato
   "$work/no-such.trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses a missing trace and writes nothing" \
   '[[ $? -eq 2 ]] && grep -q "no-such.trace: no such file" "$work/hr.err" && [[ ! -e $work/hr-missing.md ]]'
+$py "$root/experiments/gpu_speed_table.py" --build "$build" --snapshot "$work/no-such.pickle" --out-dir "$work/gst" \
+  > /dev/null 2> "$work/gst.err"
+expect "gpu_speed_table.py refuses a missing --snapshot before measuring" \
+  '[[ $? -eq 2 ]] && grep -q -- "--snapshot: $work/no-such.pickle: no such file" "$work/gst.err" && [[ ! -e $work/gst ]]'
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-dir.md" "$work" \
+  > /dev/null 2> "$work/hr.err"
+expect "host_ratios.py refuses a directory as a trace" \
+  '[[ $? -eq 2 ]] && grep -q "$work is a directory; expected a file" "$work/hr.err" && [[ ! -e $work/hr-dir.md ]]'
 mkdir -p "$work/twin"
 cp "$ratio_trace" "$work/twin/"
 $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
