@@ -89,7 +89,9 @@ class host_address_reservations {
   }
 
   // Makes [address, address + n) readable and writable; the caller checked can_map() and
-  // page alignment. false: the kernel refused (its limit on mappings), and nothing changed.
+  // page alignment. false: the kernel refused (its limit on mappings), and the range is still
+  // unmapped here (the kernel may have opened part of it; mapping it again succeeds all the
+  // same).
   bool map(std::uintptr_t address, std::size_t n)
   {
     if (::mprotect(reinterpret_cast<void*>(address), n, PROT_READ | PROT_WRITE) != 0) return false;
@@ -98,7 +100,9 @@ class host_address_reservations {
   }
 
   // Gives back the pages of [address, address + n), page-aligned and mapped throughout, and
-  // makes the range inaccessible again. false: not such a range, or the kernel refused.
+  // makes the range inaccessible again. false: not such a range, or the kernel refused; the
+  // range then stays mapped here, its contents perhaps gone (the engine gives back only
+  // memory that holds no live block).
   bool unmap(std::uintptr_t address, std::size_t n)
   {
     if (address % os_page() != 0 || n % os_page() != 0 || !mapped(address, n)) return false;
