@@ -28,8 +28,8 @@ struct live_fields {
   stream_id stream;       // the stream it was allocated on
   // The allocator that handed it out: a block reference given to another allocator is
   // refused by comparing this word, which lies in the line the free reads anyway, rather
-  // than by reading the region's record. Fits the 24 bytes of a tree's hook; a list's hook
-  // has 16, and its chunk grows from 56 bytes to a full line.
+  // than by reading the region's record. The fields fit in 24 bytes, within every index's
+  // hook (24 to 40 bytes) but the plain list's (16), whose record grows from 56 bytes to 64.
   void const* owner;
 };
 
