@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from results_io import ROOT, SHARED_TRACES, InputError, distinct_names, read_table
+from results_io import ROOT, SHARED_TRACES, InputError, distinct_names, input_file, read_table
 from speed_table import BY_ADDRESS_KIND, instructions, preload_env
 
 FRAGLAB_KINDS = ("fraglab", BY_ADDRESS_KIND)
@@ -106,7 +106,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--record", default=os.path.join(ROOT, "results", "speed_instructions.csv"))
-    parser.add_argument("--trace", help="the record's trace (default: the host trace of its name)")
+    parser.add_argument("--trace", type=input_file, help="the record's trace (default: the host trace of its name)")
     parser.add_argument("--tolerance", type=percentage, default=2.0, help="per cent above the record that still passes")
     parser.add_argument("--subjects", type=distinct_names, help="only these subjects of the record, comma-separated")
     args = parser.parse_args(argv)
@@ -135,8 +135,6 @@ def main(argv):
     if reason:
         print(f"SKIP: cannot compare here: {reason}")
         return CANNOT_COMPARE
-    if not os.path.exists(trace):  # named by --trace: a missing default trace is a skip above
-        sys.exit(f"check_instructions.py: {trace}: no such file (--trace)")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
     if not os.access(count_bin, os.X_OK):
         sys.exit(f"check_instructions.py: {count_bin}: not built (a release build with valgrind's headers builds it)")

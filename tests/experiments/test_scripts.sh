@@ -106,6 +106,9 @@ for bad in "tlsf,,best_fit|an empty one" "tlsf,best_fit,tlsf|tlsf given twice" "
   expect "check_instructions.py refuses --subjects '${bad%%|*}'" \
     '[[ $? -eq 2 ]] && grep -q -- "--subjects: .*${bad#*|}" "$work/names.err"'
 done
+$py "$root/experiments/check_instructions.py" --trace "$work/no-such.trace" 2> "$work/ci-trace.err"
+expect "check_instructions.py refuses a missing --trace as it is read" \
+  '[[ $? -eq 2 ]] && grep -q -- "--trace: $work/no-such.trace: no such file" "$work/ci-trace.err"'
 # Output paths are checked as the command is read, not when a long run is done.
 : > "$work/a-file"
 $py "$root/experiments/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/a-file/out" \
