@@ -87,9 +87,10 @@ def main(argv):
     write_markdown(os.path.join(args.out_dir, "gpu_checks.md"), f"GPU checks on {device.split(',')[0]}",
                    "device/run_on_gpu.sh", header, [
         ["Every step of `experiments/device/run_on_gpu.sh` (docs/gpu.md): the unit programs with the CUDA "
-         "backends' device tests running, not skipping, and again under compute-sanitizer's memcheck; the plug-in training a transformer under PyTorch's own "
-         "allocator and then under three policies, whose losses must agree with the native run's; a new "
-         "snapshot recorded and checked against pytorch_caching, address for address. "
+         "backends' device tests running, not skipping, and again under compute-sanitizer's memcheck; the "
+         "plug-in training a transformer under PyTorch's own allocator and then under three policies, whose "
+         "losses must agree with the native run's; a new snapshot recorded and checked against "
+         "pytorch_caching, address for address. "
          + ("Every step passed." if not failed else f"Failed: {', '.join(failed)}.")],
         ["| step | outcome | what it printed |", "|---|---|---|"] + rows,
     ])
