@@ -34,6 +34,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -113,21 +114,20 @@ options parse(int argc, char** argv)
   o.policies = split_commas(policies);
   o.policies.insert(o.policies.end(), o.extra_policies.begin(), o.extra_policies.end());
   o.patterns = split_commas(patterns);
-  std::vector<std::string> live_counts;
-  for (auto const& n : split_commas(live)) {
-    o.live.push_back(count_option("live", n, 1));
-    live_counts.push_back(std::to_string(o.live.back()));
-  }
+  for (auto const& n : split_commas(live)) o.live.push_back(count_option("live", n, 1));
   // A benchmark is named by its subject and its trace, or its pattern and live count: a
   // repeat would register a second benchmark of the same name, which a reader of the JSON
   // output (speed_table.py) cannot tell from the first.
-  auto const once = [](char const* option, std::vector<std::string> const& values) {
-    if (std::string const* twice = cli::repeated(values))
-      throw std::invalid_argument(std::string(option) + ": " + *twice + " is given twice");
+  auto const once = [](char const* option, auto const& values) {
+    if (auto const* twice = cli::repeated(values)) {
+      std::ostringstream text;
+      text << option << ": " << *twice << " is given twice";
+      throw std::invalid_argument(text.str());
+    }
   };
   once("--policies/--policy", o.policies);
   once("--patterns", o.patterns);
-  once("--live", live_counts);
+  once("--live", o.live);
   cli::check_distinct_names(o.traces);
   return o;
 }

@@ -49,13 +49,6 @@ void add_trace_and_policy_options(po::options_description& desc)
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
 }
 
-std::string const* repeated(std::vector<std::string> const& values)
-{
-  for (auto it = values.begin(); it != values.end(); ++it)
-    if (std::find(values.begin(), it, *it) != it) return &*it;
-  return nullptr;
-}
-
 void check_distinct_names(std::vector<std::string> const& paths)
 {
   std::map<std::string, std::string> path_of_name;

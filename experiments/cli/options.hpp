@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -33,9 +35,15 @@ std::optional<po::variables_map> parse_command(std::vector<std::string> const& a
 // TRACE... and -p P[,P...], and reading them: every trace is read and every policy spec split
 // before anything runs, so that a typo in the last argument fails fast.
 void add_trace_and_policy_options(po::options_description& desc);
-// The first of `values` equal to an earlier one, or null: a policy or a grid value given
-// twice, whose rows no reader could tell apart.
-std::string const* repeated(std::vector<std::string> const& values);
+// The first of `values` equal to an earlier one, or null: a policy, a grid value or a live
+// count given twice, whose rows no reader could tell apart.
+template <std::equality_comparable T>
+T const* repeated(std::vector<T> const& values)
+{
+  for (auto it = values.begin(); it != values.end(); ++it)
+    if (std::find(values.begin(), it, *it) != it) return &*it;
+  return nullptr;
+}
 
 // Results name a trace by its file name, so two traces of one name (or one given twice)
 // would give rows that no reader could tell apart: throws std::invalid_argument for them.
