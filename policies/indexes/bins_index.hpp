@@ -32,8 +32,6 @@
 #include "policies/indexes/detail/bin_tree_only.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
-#include <boost/intrusive/set.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -66,13 +64,11 @@ struct basic_bins_index {
   using bitmap = detail::bin_bitmap<(MaxBins + 63) / 64>;
 
   template <class Chunk>
-  using hook = boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+  using hook = detail::size_address_hook;
 
   template <class Chunk>
   class index {
-    using set_type = boost::intrusive::multiset<
-        Chunk, boost::intrusive::member_hook<Chunk, hook<Chunk>, &Chunk::free_hook>,
-        boost::intrusive::compare<detail::size_address_less>>;
+    using set_type = detail::size_address_set<Chunk>;
     using bitmaps_type = std::conditional_t<AddressBitmaps, detail::bin_address_bitmaps<Chunk, set_type>,
                                             detail::bin_tree_only<Chunk, set_type>>;
 

@@ -4,6 +4,8 @@
 // best fit, lowest address on ties.
 #pragma once
 
+#include <boost/intrusive/set.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -34,6 +36,13 @@ struct size_address_less {
     return (ka.size < kb.size) | ((ka.size == kb.size) & (ka.address < kb.address));
   }
 };
+
+// A chunk's hook, and the red-black tree of chunks in this order (Boost.Intrusive), for the
+// indexes that keep one: tree_index's single tree and each of basic_bins_index's bins.
+using size_address_hook = boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+template <class Chunk>
+using size_address_set = boost::intrusive::multiset<Chunk, boost::intrusive::member_hook<Chunk, size_address_hook, &Chunk::free_hook>,
+                                                    boost::intrusive::compare<size_address_less>>;
 
 // Whether the key `to` belongs where `it` sits in `set`, whose node is ordered by the key
 // `from`: strictly between the node's neighbours, so that a chunk with that key may take the

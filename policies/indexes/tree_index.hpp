@@ -14,8 +14,6 @@
 #include "policies/indexes/detail/least_size_front.hpp"
 #include "policies/indexes/size_address_order.hpp"
 
-#include <boost/intrusive/set.hpp>
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -33,13 +31,11 @@ struct tree_index {
   using params = tree_index_params;
 
   template <class Chunk>
-  using hook = boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+  using hook = detail::size_address_hook;
 
   template <class Chunk>
   class index {
-    using set_type = boost::intrusive::multiset<
-        Chunk, boost::intrusive::member_hook<Chunk, hook<Chunk>, &Chunk::free_hook>,
-        boost::intrusive::compare<detail::size_address_less>>;
+    using set_type = detail::size_address_set<Chunk>;
 
    public:
     explicit index(params const& p = {}) : front_(p.least_size, p.address_bitmap_from)
