@@ -67,11 +67,8 @@ class heap_backend {
 
   acquisition acquire_mapping(std::size_t n)
   {
-    auto const size = detail::align_up_checked(n, p_.granularity);
-    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes) {
-      ++stats_.refusals;
-      return {};
-    }
+    auto const size = stats_.admit(n, p_.granularity, p_.capacity);
+    if (!size) return {};
     acquisition const a = mappings_.acquire(*size, p_.granularity);
     if (a) stats_.on_acquire(a.size);
     else ++stats_.refusals;

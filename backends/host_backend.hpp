@@ -53,11 +53,8 @@ class host_backend {
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
-    auto const size = detail::align_up_checked(n, p_.granularity);
-    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes) {
-      ++stats_.refusals;
-      return {};
-    }
+    auto const size = stats_.admit(n, p_.granularity, p_.capacity);
+    if (!size) return {};
     void* p = ::operator new(*size, std::align_val_t{align}, std::nothrow);
     if (p == nullptr) {
       ++stats_.refusals;

@@ -49,11 +49,8 @@ class simulated_backend {
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
-    auto const size = detail::align_up_checked(n, p_.granularity);
-    if (n == 0 || !size || *size > p_.capacity - stats_.acquired_bytes) {
-      ++stats_.refusals;
-      return {};
-    }
+    auto const size = stats_.admit(n, p_.granularity, p_.capacity);
+    if (!size) return {};
     // A merging space grows contiguously, like a heap: holes below the top are not reused,
     // so that consecutive acquisitions stay adjacent.
     for (auto it = holes_.begin(); !p_.merging && it != holes_.end(); ++it) {
