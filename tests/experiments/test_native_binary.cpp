@@ -6,6 +6,7 @@
 #include "experiments/trace/native_binary.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/read_trace.hpp"
+#include "support/error_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,13 +48,9 @@ std::vector<event> all_events(trace const& t)
 
 std::string error_of(std::string const& bytes)
 {
-  try {
-    all_events(read_trace(put_file("bad.fbin", bytes)));
-  } catch (input_error const& e) {
-    std::string const what = e.what();
-    return what.substr(what.find(": byte ") + 2);  // without the temporary directory
-  }
-  return "no error";
+  std::string const what = testing::error_text<input_error>([&] { all_events(read_trace(put_file("bad.fbin", bytes))); });
+  auto const at = what.find(": byte ");
+  return at == std::string::npos ? what : what.substr(at + 2);  // without the temporary directory
 }
 
 // A header by hand: magic, version 1, size 64, counts.

@@ -1,6 +1,7 @@
 // The native text reader: the grammar, and FILE:LINE errors for every malformed input.
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/native_text.hpp"
+#include "support/error_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,12 +18,7 @@ trace parse(std::string const& text)
 
 std::string error_of(std::string const& text)
 {
-  try {
-    parse(text);
-  } catch (input_error const& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_text<input_error>([&] { parse(text); });
 }
 
 TEST(NativeText, ReadsEventsCommentsAndOptionalFields)

@@ -2,6 +2,7 @@
 // with a byte offset (forbidden opcodes, truncation, absurd lengths, broken structure).
 #include "experiments/pickle/pickle_reader.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "support/error_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,12 +23,7 @@ std::vector<std::uint8_t> bytes(std::string const& s) { return {s.begin(), s.end
 
 std::string error_of(std::vector<std::uint8_t> const& data)
 {
-  try {
-    parse(data, "p.pickle");
-  } catch (input_error const& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_text<input_error>([&] { parse(data, "p.pickle"); });
 }
 
 // pickle.dumps({'segments': [], 'n': [1, 2**40, -3, 300, 70000, -2**63, 1.5, 'xé', True,

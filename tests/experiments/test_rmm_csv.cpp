@@ -2,6 +2,7 @@
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
 #include "experiments/trace/rmm_csv.hpp"
+#include "support/error_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,12 +21,7 @@ trace parse(std::string const& text)
 
 std::string error_of(std::string const& text)
 {
-  try {
-    parse(text);
-  } catch (input_error const& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_text<input_error>([&] { parse(text); });
 }
 
 constexpr char const* header = "Thread,Time,Action,Pointer,Size,Stream\n";
