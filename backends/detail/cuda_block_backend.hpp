@@ -57,11 +57,12 @@ class cuda_block_backend {
 
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
-    auto const size = align_up_checked(n, granularity_);
-    if (n == 0 || !size || *size > capacity_ - stats_.acquired_bytes || !is_pow2(alignment)) {
+    if (!is_pow2(alignment)) {
       ++stats_.refusals;
       return {};
     }
+    auto const size = stats_.admit(n, granularity_, capacity_);
+    if (!size) return {};
     void* raw = nullptr;
     if (!allocate(&raw, *size)) return {};
     if (reinterpret_cast<std::uintptr_t>(raw) % alignment != 0) {
