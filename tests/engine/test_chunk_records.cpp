@@ -1,7 +1,7 @@
 // The chunk record's layout (engine/chunk.hpp, detail/chunk_pool.hpp): a TLSF chunk fills
-// one cache line and the record pool starts every such record on one; the in-use flag
-// that shares a word with the region pointer never disturbs it, and a live block's fields
-// and the free index's hook take turns in one storage.
+// one cache line, the record pool starts every such record on one and reuses the record
+// handed back last first, the in-use flag that shares a word with the region pointer never
+// disturbs it, and a live block's fields and the free index's hook take turns in one storage.
 #include "engine/chunk.hpp"
 #include "engine/detail/chunk_pool.hpp"
 #include "policies/indexes/segregated_index.hpp"
@@ -28,6 +28,26 @@ TEST(ChunkRecords, PoolStartsEveryLineSizedRecordOnACacheLine)
   for (int i = 0; i < 50; ++i) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pool.create()) % detail::cache_line, 0u);
   EXPECT_EQ(pool.live(), 100u);
   for (int i = 1; i < 100; i += 2) pool.destroy(records[i]);
+}
+
+// A take reuses the record handed back last, the one most likely still in cache, and
+// carves a new one only when none is waiting.
+TEST(ChunkRecords, PoolReusesTheLatestRecordHandedBackFirst)
+{
+  detail::record_pool<tlsf_chunk> pool(16);
+  std::vector<tlsf_chunk*> records;
+  for (int i = 0; i < 20; ++i) records.push_back(pool.create());  // two blocks
+  for (int i : {3, 17, 11}) pool.destroy(records[i]);
+  EXPECT_EQ(pool.live(), 17u);
+  EXPECT_EQ(pool.create(), records[11]);
+  EXPECT_EQ(pool.create(), records[17]);
+  EXPECT_EQ(pool.create(), records[3]);
+  tlsf_chunk* fresh = pool.create();
+  for (tlsf_chunk* c : records) EXPECT_NE(fresh, c);
+  EXPECT_EQ(pool.live(), 21u);
+  pool.destroy(fresh);
+  for (tlsf_chunk* c : records) pool.destroy(c);
+  EXPECT_EQ(pool.live(), 0u);
 }
 
 TEST(ChunkRecords, InUseFlagAndRegionPointerAreIndependent)
