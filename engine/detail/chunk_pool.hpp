@@ -95,25 +95,22 @@ class record_pool {
 
   [[nodiscard]] void** bottom() noexcept { return slots_.data() + prefetch_distance; }
 
+  // Runs only when no record waits, so every record carved is live.
   FRAGLAB_COLD void* carve()
   {
     // Room for every record carved, made before the record exists, so that destroy()
     // cannot fail.
-    if (slots_.size() < prefetch_distance + carved_ + 1) {
-      std::size_t const waiting = static_cast<std::size_t>(top_ - bottom());
-      slots_.resize(prefetch_distance + std::max<std::size_t>(64, 2 * (carved_ + 1)));
-      top_ = bottom() + waiting;
+    if (slots_.size() < prefetch_distance + live_ + 1) {
+      slots_.resize(prefetch_distance + std::max<std::size_t>(64, 2 * (live_ + 1)));
+      top_ = bottom();
     }
-    void* const p = pool_.carve();
-    ++carved_;
-    return p;
+    return pool_.carve();
   }
 
   carving_pool pool_;
   // The records handed back, the latest on top, above `prefetch_distance` null slots.
   std::vector<void*> slots_ = std::vector<void*>(prefetch_distance, nullptr);
   void** top_ = bottom();
-  std::size_t carved_ = 0;
   std::size_t live_ = 0;
 };
 
