@@ -1,6 +1,9 @@
-// Real host memory from the C++ runtime (aligned operator new), for using a policy as an
-// actual allocator and for speed measurements. Each acquisition is a separate block, so
-// acquisitions are never merged. Every block still held is returned at destruction.
+// Real host memory, for using a policy as an actual allocator and for speed measurements.
+// Each acquisition is a separate region, so acquisitions are never merged. Regions are
+// placed by detail::host_region_arena, in the order they are acquired inside ranges of
+// address space the backend maps itself, not by the C++ runtime's allocator: a policy that
+// chooses among regions by address then makes the same decisions in every build and every
+// process (the arena's header says why). Every region still held is returned at destruction.
 //
 // Address reservations, for expandable pools (pytorch_expandable), come from the process's
 // own virtual memory instead (detail::host_address_reservations): reserve() takes a range
@@ -13,13 +16,13 @@
 
 #include "backends/backend_stats.hpp"
 #include "backends/detail/host_address_reservations.hpp"
+#include "backends/detail/host_region_arena.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <new>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -40,30 +43,32 @@ class host_backend {
     if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
   }
   host_backend(host_backend&& o) noexcept
-      : p_(o.p_), blocks_(std::move(o.blocks_)), reservations_(std::move(o.reservations_)), stats_(o.stats_)
+      : p_(o.p_),
+        regions_(std::move(o.regions_)),
+        blocks_(std::move(o.blocks_)),
+        reservations_(std::move(o.reservations_)),
+        stats_(o.stats_)
   {
     o.blocks_.clear();
   }
   host_backend& operator=(host_backend&&) = delete;
-  ~host_backend()
-  {
-    for (auto const& [base, b] : blocks_) ::operator delete(reinterpret_cast<void*>(base), b.alignment);
-  }
 
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
-    std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
+    std::size_t const align = alignment > mapping_unit() ? alignment : mapping_unit();
     auto const size = stats_.admit(n, p_.granularity, p_.capacity);
-    if (!size) return {};
-    void* p = ::operator new(*size, std::align_val_t{align}, std::nothrow);
-    if (p == nullptr) {
+    if (!size || !detail::is_pow2(align)) {
+      if (size) ++stats_.refusals;
+      return {};
+    }
+    auto const base = regions_.place(*size, align);
+    if (!base) {
       ++stats_.refusals;
       return {};
     }
-    auto const base = reinterpret_cast<std::uintptr_t>(p);
-    blocks_.emplace(base, block{*size, std::align_val_t{align}});
+    blocks_.emplace(*base, *size);
     stats_.on_acquire(*size);
-    return {base, *size};
+    return {*base, *size};
   }
 
   // A range of `n` bytes (rounded to the mapping unit) aligned to `alignment` where that is
@@ -100,8 +105,8 @@ class host_backend {
       return true;
     }
     auto it = blocks_.find(base);
-    if (it == blocks_.end() || it->second.size != n) return false;
-    ::operator delete(reinterpret_cast<void*>(base), it->second.alignment);
+    if (it == blocks_.end() || it->second != n) return false;
+    regions_.give_back(base, n);
     blocks_.erase(it);
     stats_.on_release(n);
     return true;
@@ -115,18 +120,14 @@ class host_backend {
   [[nodiscard]] backend_stats const& stats() const noexcept { return stats_; }
 
  private:
-  struct block {
-    std::size_t size;
-    std::align_val_t alignment;
-  };
-
   [[nodiscard]] std::size_t mapping_unit() const noexcept
   {
     return std::max(p_.granularity, detail::host_address_reservations::os_page());
   }
 
   params p_;
-  std::unordered_map<std::uintptr_t, block> blocks_;
+  detail::host_region_arena regions_;
+  std::unordered_map<std::uintptr_t, std::size_t> blocks_;  // base -> size of each region held
   detail::host_address_reservations reservations_;
   backend_stats stats_;
 };

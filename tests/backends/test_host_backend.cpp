@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace fraglab {
 namespace {
@@ -44,6 +46,90 @@ TEST(HostBackend, BlocksAreAlignedAndOnlyWhatWasGivenIsTakenBack)
   EXPECT_TRUE(b.release(a.base, 4096));
   EXPECT_FALSE(b.release(a.base, 4096));  // twice
   EXPECT_EQ(b.acquired_bytes(), 0u);
+}
+
+// Regions land in the order they are acquired, whatever the rest of the process allocates
+// in between: a policy that chooses among regions by address (first fit) then decides alike
+// in every build. Through operator new the second region took the hole the C++ heap had just
+// freed, below the first.
+// A region's footprint in the arena: whole pages, and under ASan a poisoned page after it.
+constexpr std::size_t footprint(std::size_t pages_bytes) { return pages_bytes + detail::host_region_arena::redzone; }
+
+TEST(HostBackend, RegionsLandInTheOrderTheyAreAcquiredWhateverTheHeapDoes)
+{
+  host_backend b({.granularity = 4096});
+  auto* const hole = static_cast<char*>(std::malloc(64 * 1024));
+  ASSERT_NE(hole, nullptr);
+  hole[0] = 1;
+  acquisition const first = b.acquire(8192, 4096);
+  std::free(hole);
+  std::vector<void*> held;
+  for (std::size_t n : {24u, 4000u, 9000u, 100u}) held.push_back(std::malloc(n));
+  acquisition const second = b.acquire(8192, 4096);
+  acquisition const third = b.acquire(4096, 4096);
+  for (void* p : held) std::free(p);
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(second.base, first.base + footprint(8192));
+  EXPECT_EQ(third.base, second.base + footprint(8192));
+  // A region given back is placed again, lowest first, and its pages read as zeros.
+  std::memset(at(second.base), 9, second.size);
+  ASSERT_TRUE(b.release(second.base, second.size));
+  acquisition const again = b.acquire(4096, 4096);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.base, second.base);
+  EXPECT_TRUE(all_bytes_are(again.base, again.size, 0));
+}
+
+TEST(HostRegionArena, AnAlignmentGapIsPlacedAgainBySmallerRegions)
+{
+  detail::host_region_arena arena(4 * MiB);
+  auto const p = arena.place(4096, 4096);  // at the range's start: nothing lies below it
+  ASSERT_TRUE(p);
+  std::uintptr_t const above = *p + footprint(4096);
+  // An alignment that leaves a gap of at least 32 KiB above the first region.
+  std::size_t align = 64 * 1024;
+  while (detail::align_up_address(above, align) - above < 32 * 1024) align *= 2;
+  std::uintptr_t const q = detail::align_up_address(above, align);
+  EXPECT_EQ(arena.place(4096, align), q);
+  EXPECT_EQ(arena.place(8192, 4096), above);                    // in the gap, lowest first
+  EXPECT_EQ(arena.place(100, 4096), above + footprint(8192));   // a whole page
+  EXPECT_EQ(arena.place(align, 4096), q + footprint(4096));     // what the gap has left is too small
+}
+
+TEST(HostRegionArena, RangesGivenBackMergeAndTheLowestIsPlacedFirst)
+{
+  detail::host_region_arena arena(MiB);
+  std::vector<std::uintptr_t> r;
+  for (int i = 0; i < 5; ++i) r.push_back(*arena.place(4096, 4096));
+  for (int i = 1; i < 5; ++i) EXPECT_EQ(r[i], r[0] + i * footprint(4096));
+  arena.give_back(r[3], 4096);
+  arena.give_back(r[1], 4096);
+  arena.give_back(r[2], 4096);                  // joins both neighbours
+  EXPECT_EQ(arena.place(12288, 4096), r[1]);    // only the merged range holds it
+  arena.give_back(r[0], 4096);
+  arena.give_back(r[1], 12288);                 // [r0, r4) is free again, in one range
+  EXPECT_EQ(arena.place(4096, 4096), r[0]);
+  EXPECT_EQ(arena.place(8192, 4096), r[1]);
+  EXPECT_EQ(arena.place(4096, 4096), r[1] + footprint(8192));
+  EXPECT_EQ(arena.place(4096, 4096), r[4] + footprint(4096));  // above every region
+}
+
+TEST(HostRegionArena, AFullRangeMapsAnotherAndLendsWhatItHasLeft)
+{
+  detail::host_region_arena arena(64 * 1024);
+  auto const a = arena.place(48 * 1024, 4096);
+  ASSERT_TRUE(a);
+  auto const b = arena.place(32 * 1024, 4096);  // does not fit in what the first range has left
+  ASSERT_TRUE(b);
+  EXPECT_EQ(arena.spans(), 2u);
+  EXPECT_TRUE(*b + 64 * 1024 <= *a || *b >= *a + 64 * 1024);
+  EXPECT_EQ(arena.place(8192, 4096), *a + footprint(48 * 1024));  // the first range's rest
+  EXPECT_EQ(arena.place(16 * 1024, 4096), *b + footprint(32 * 1024));
+  EXPECT_EQ(arena.spans(), 2u);
+  auto const big = arena.place(MiB, 4096);  // larger than a range: a range of its own size
+  ASSERT_TRUE(big);
+  EXPECT_EQ(arena.spans(), 3u);
+  std::memset(reinterpret_cast<void*>(*big), 1, MiB);
 }
 
 TEST(HostReservations, AreAlignedAndCostNothingUntilMapped)
@@ -148,6 +234,24 @@ TEST_F(HostReservationsDeathTest, TouchingPagesThatAreNotMappedFaults)
   EXPECT_DEATH(*static_cast<char volatile*>(at(r.base + 2 * MiB)) = 1, "");  // released
   EXPECT_DEATH(*static_cast<char volatile*>(at(r.base + 4 * MiB)) = 1, "");  // never mapped
 }
+
+#ifdef FRAGLAB_ASAN
+// Under AddressSanitizer the arena poisons the bytes after each region, to the byte, and
+// every region given back, as ASan's redzones did around regions from operator new.
+TEST_F(HostReservationsDeathTest, UnderAsanAWritePastARegionOrIntoOneReleasedIsReported)
+{
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  host_backend b({.granularity = 256});
+  acquisition const a = b.acquire(1000, 256);  // 1 KiB, in a page of its own
+  acquisition const next = b.acquire(4096, 4096);
+  ASSERT_TRUE(a && next);
+  EXPECT_EQ(a.size, 1024u);
+  std::memset(at(a.base), 1, a.size);
+  EXPECT_DEATH(*static_cast<char volatile*>(at(a.base + a.size)) = 1, "use-after-poison");  // one byte past
+  ASSERT_TRUE(b.release(a.base, a.size));
+  EXPECT_DEATH(*static_cast<char volatile*>(at(a.base)) = 1, "use-after-poison");
+}
+#endif
 
 // pytorch_expandable over real host memory makes the decisions it makes over the simulated
 // backend.

@@ -1,0 +1,231 @@
+// The host backend's memory: regions placed in the order they are acquired, inside large
+// ranges of the process's address space that the arena maps itself.
+//
+// Why not operator new, as the host backend first did: where a region lands is part of a
+// policy's decisions. First fit and next fit choose among regions by address, and the
+// best-fit presets break ties by it. glibc places each region among the process's own
+// allocations, the engine's records and the replay's tables included, so one binary's
+// decisions moved with the heap's layout, and one build's with the next build's
+// allocations: first_fit on perl inserted 1,389,585 chunks under one build and 1,389,625
+// under the one before, and 20bb7bf counted 956,916,785 instructions, or 954,251,960 under
+// GLIBC_TUNABLES=glibc.malloc.top_pad=16777216 (docs/performance.md, forty-third and
+// forty-fourth rounds). Here a region's place depends only on the sizes, alignments and
+// releases the backend has seen, so the decisions, and the instructions they take, are
+// the same in every build and every process: exactly so while the regions fit in the first
+// range (16 GiB); where later ranges lie is the kernel's choice.
+//
+// The rule: a region takes the lowest-addressed range given back that holds it aligned,
+// else the space above the highest region placed so far; when a range of address space is
+// full the arena maps a new one, at least as large as the last. Ranges are mapped readable
+// and writable with MAP_NORESERVE, so that the kernel backs only the pages written; a
+// release gives its pages back at once (MADV_DONTNEED), and they read as zeros when placed
+// again. A range is `default_span` of addresses where the process can have it, halved
+// down to what the region needs where it cannot (valgrind lends a process about 32 GiB).
+//
+// Under AddressSanitizer the bytes after each region, to the end of its page and one page
+// more, are poisoned, and so is a region given back, so that an access one byte past a
+// region or into one released is reported, as it was when the regions came from operator
+// new with ASan's redzones (docs/reliability.md). The pages shift the addresses but not the
+// regions' order, and so no decision.
+#pragma once
+
+#include "engine/detail/bits.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FRAGLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FRAGLAB_ASAN 1
+#endif
+#endif
+#ifdef FRAGLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace fraglab::detail {
+
+class host_region_arena {
+ public:
+  static constexpr std::size_t default_span = std::size_t{16} << 30;
+#ifdef FRAGLAB_ASAN
+  static constexpr std::size_t redzone = 4096;  // the poisoned page after each region
+#else
+  static constexpr std::size_t redzone = 0;
+#endif
+
+  // `span_bytes`: the address space each range maps at least (a multiple of the OS page).
+  explicit host_region_arena(std::size_t span_bytes = default_span) noexcept : span_bytes_(span_bytes) {}
+  host_region_arena(host_region_arena&& o) noexcept
+      : span_bytes_(o.span_bytes_), spans_(std::exchange(o.spans_, {})), given_back_(std::exchange(o.given_back_, {}))
+  {
+  }
+  host_region_arena& operator=(host_region_arena&&) = delete;
+  ~host_region_arena()
+  {
+    for (mapped_range const& s : spans_) {
+      unpoison(s.base, s.poisoned_end - s.base);  // the addresses may be mapped again
+      ::munmap(reinterpret_cast<void*>(s.base), s.size);
+    }
+  }
+
+  // The address of `size` bytes aligned to `alignment`, a power of two at least the OS
+  // page, or nullopt when the process has no address space left for them. The region
+  // occupies whole pages, so that giving one back never touches another's.
+  std::optional<std::uintptr_t> place(std::size_t size, std::size_t alignment)
+  {
+    auto const pages = align_up_checked(size, page());
+    if (size == 0 || !pages || *pages > ~std::size_t{0} - redzone) return std::nullopt;
+    std::size_t const footprint = *pages + redzone;
+    std::optional<std::uintptr_t> const at = place_footprint(footprint, alignment);
+    if (at) {
+      unpoison(*at, size);
+      poison(*at + size, footprint - size);  // to the byte: ASan's shadow marks partial granules
+    }
+    return at;
+  }
+
+  // Gives back [base, base + size), a range place() returned; its pages return to the
+  // kernel and the range may be placed again.
+  void give_back(std::uintptr_t base, std::size_t size)
+  {
+    std::size_t const footprint = align_up(size, page()) + redzone;
+    ::madvise(reinterpret_cast<void*>(base), footprint, MADV_DONTNEED);
+    poison(base, footprint);
+    give_back_range(base, footprint);
+  }
+
+  // How many ranges of address space are mapped (for tests).
+  [[nodiscard]] std::size_t spans() const noexcept { return spans_.size(); }
+
+ private:
+  struct mapped_range {
+    std::uintptr_t base;
+    std::size_t size;
+    std::uintptr_t top;           // where the next region above the others goes
+    std::uintptr_t poisoned_end;  // the end of the highest range poisoned (ASan)
+  };
+
+#ifdef FRAGLAB_ASAN
+  void poison(std::uintptr_t a, std::size_t n) noexcept
+  {
+    ASAN_POISON_MEMORY_REGION(reinterpret_cast<void*>(a), n);
+    for (mapped_range& s : spans_)
+      if (a - s.base < s.size) s.poisoned_end = std::max(s.poisoned_end, a + n);
+  }
+  static void unpoison(std::uintptr_t a, std::size_t n) noexcept { ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(a), n); }
+#else
+  static void poison(std::uintptr_t, std::size_t) noexcept {}
+  static void unpoison(std::uintptr_t, std::size_t) noexcept {}
+#endif
+
+  std::optional<std::uintptr_t> place_footprint(std::size_t size, std::size_t alignment)
+  {
+    if (auto const reused = place_in_given_back(size, alignment)) return reused;
+    if (spans_.empty() || !fits_above(spans_.back(), size, alignment)) {
+      if (!map_span(size, alignment)) return std::nullopt;
+      if (spans_.size() > 1) {  // what the full span has left, for smaller regions
+        mapped_range& full = spans_[spans_.size() - 2];
+        if (full.top < full.base + full.size) give_back_range(full.top, full.base + full.size - full.top);
+        full.top = full.base + full.size;
+      }
+    }
+    mapped_range& s = spans_.back();
+    std::uintptr_t const at = align_up_address(s.top, alignment);
+    if (at > s.top) give_back_range(s.top, at - s.top);  // the alignment's gap, for smaller regions
+    s.top = at + size;
+    return at;
+  }
+
+  [[nodiscard]] static std::size_t page() noexcept
+  {
+    static std::size_t const bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return bytes;
+  }
+
+  [[nodiscard]] static bool fits_above(mapped_range const& s, std::size_t size, std::size_t alignment) noexcept
+  {
+    std::uintptr_t const at = align_up_address(s.top, alignment);
+    std::uintptr_t const end = s.base + s.size;
+    return at >= s.top && at <= end && size <= end - at;
+  }
+
+  bool map_span(std::size_t size, std::size_t alignment)
+  {
+    std::size_t const slack = alignment > page() ? alignment : 0;
+    if (size > ~std::size_t{0} - slack) return false;
+    std::size_t const need = size + slack;
+    std::size_t want = std::max({span_bytes_, need, spans_.empty() ? 0 : spans_.back().size});
+    spans_.reserve(spans_.size() + 1);  // so that a range mapped is always recorded
+    for (;;) {
+      void* p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p != MAP_FAILED) {
+        auto const base = reinterpret_cast<std::uintptr_t>(p);
+        spans_.push_back({base, want, base, base});
+        return true;
+      }
+      if (want == need) return false;
+      want = std::max(need, align_up(want / 2, page()));
+    }
+  }
+
+  // The lowest-addressed range given back that holds `size` bytes aligned; what is left of
+  // it on either side stays given back. A scan: regions come and go seldom (perl's replay
+  // under first_fit acquires 6,757 and releases none), and ranges given back merge.
+  std::optional<std::uintptr_t> place_in_given_back(std::size_t size, std::size_t alignment)
+  {
+    for (auto it = given_back_.begin(); it != given_back_.end(); ++it) {
+      auto const [base, n] = *it;
+      std::uintptr_t const at = align_up_address(base, alignment);
+      if (at < base || at - base > n || size > n - (at - base)) continue;
+      given_back_.erase(it);
+      if (at > base) given_back_.emplace(base, at - base);
+      if (at + size < base + n) given_back_.emplace(at + size, base + n - (at + size));
+      return at;
+    }
+    return std::nullopt;
+  }
+
+  // Keeps the given-back ranges maximal: one that touches its neighbours merges with them.
+  // Ranges of two spans never merge, even where the kernel put the spans side by side.
+  void give_back_range(std::uintptr_t base, std::size_t size)
+  {
+    auto next = given_back_.lower_bound(base);
+    if (next != given_back_.end() && next->first == base + size && same_span(base, next->first)) {
+      size += next->second;
+      next = given_back_.erase(next);
+    }
+    if (next != given_back_.begin()) {
+      auto const prev = std::prev(next);
+      if (prev->first + prev->second == base && same_span(prev->first, base)) {
+        prev->second += size;
+        return;
+      }
+    }
+    given_back_.emplace(base, size);
+  }
+
+  [[nodiscard]] bool same_span(std::uintptr_t a, std::uintptr_t b) const noexcept
+  {
+    for (mapped_range const& s : spans_)
+      if (a - s.base < s.size) return b - s.base < s.size;
+    return false;
+  }
+
+  std::size_t span_bytes_;
+  std::vector<mapped_range> spans_;
+  std::map<std::uintptr_t, std::size_t> given_back_;  // base -> size, maximal runs
+};
+
+}  // namespace fraglab::detail
