@@ -48,13 +48,13 @@ TEST(HostBackend, BlocksAreAlignedAndOnlyWhatWasGivenIsTakenBack)
   EXPECT_EQ(b.acquired_bytes(), 0u);
 }
 
+// A region's footprint in the arena: whole pages, and under ASan a poisoned page after it.
+constexpr std::size_t footprint(std::size_t pages_bytes) { return pages_bytes + detail::host_region_arena::redzone; }
+
 // Regions land in the order they are acquired, whatever the rest of the process allocates
 // in between: a policy that chooses among regions by address (first fit) then decides alike
 // in every build. Through operator new the second region took the hole the C++ heap had just
 // freed, below the first.
-// A region's footprint in the arena: whole pages, and under ASan a poisoned page after it.
-constexpr std::size_t footprint(std::size_t pages_bytes) { return pages_bytes + detail::host_region_arena::redzone; }
-
 TEST(HostBackend, RegionsLandInTheOrderTheyAreAcquiredWhateverTheHeapDoes)
 {
   host_backend b({.granularity = 4096});
