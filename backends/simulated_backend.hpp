@@ -17,13 +17,12 @@
 #pragma once
 
 #include "backends/backend_stats.hpp"
+#include "backends/detail/address_holes.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
 #include <cstdint>
 #include <limits>
-#include <iterator>
-#include <map>
 #include <stdexcept>
 #include <string_view>
 
@@ -53,16 +52,10 @@ class simulated_backend {
     if (!size) return {};
     // A merging space grows contiguously, like a heap: holes below the top are not reused,
     // so that consecutive acquisitions stay adjacent.
-    for (auto it = holes_.begin(); !p_.merging && it != holes_.end(); ++it) {
-      std::uintptr_t const start = detail::align_up_address(it->first, align);
-      std::uintptr_t const hole_end = it->first + it->second;
-      if (start < hole_end && hole_end - start >= *size) {
-        std::uintptr_t const hole_start = it->first;
-        holes_.erase(it);
-        if (start > hole_start) holes_.emplace(hole_start, start - hole_start);
-        if (start + *size < hole_end) holes_.emplace(start + *size, hole_end - start - *size);
+    if (!p_.merging) {
+      if (auto const start = holes_.take_first_fit(*size, align)) {
         stats_.on_acquire(*size);
-        return {start, *size};
+        return {*start, *size};
       }
     }
     // Acquisitions stay below the reservations: a size near 2^64 (a fuzzed or corrupt
@@ -101,13 +94,15 @@ class simulated_backend {
     return {address, n};
   }
 
+  // False, and nothing changes, for a range this space did not hand out or has back: one
+  // past the top, or overlapping a hole (released twice).
   bool release(std::uintptr_t base, std::size_t n)
   {
     if (base >= reservations_base()) {
       stats_.on_release(n);  // unmapped; the reservation stays
       return true;
     }
-    give_back_range(base, n);
+    if (base < p_.base || base >= top_ || n > top_ - base || !give_back_range(base, n)) return false;
     stats_.on_release(n);
     return true;
   }
@@ -123,23 +118,15 @@ class simulated_backend {
  private:
   // Returns a range to the holes, merging with neighbours, and lowers the top when the
   // range reaches it, so that a release-then-acquire sequence reuses addresses.
-  void give_back_range(std::uintptr_t base, std::size_t n)
+  bool give_back_range(std::uintptr_t base, std::size_t n)
   {
-    auto next = holes_.lower_bound(base);
-    if (next != holes_.end() && base + n == next->first) {
-      n += next->second;
-      next = holes_.erase(next);
+    auto const hole = holes_.give_back(base, n);
+    if (!hole) return false;
+    if (hole->end() == top_) {
+      holes_.remove(hole->base);
+      top_ = hole->base;
     }
-    if (next != holes_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == base) {
-        base = prev->first;
-        n += prev->second;
-        holes_.erase(prev);
-      }
-    }
-    if (base + n == top_) top_ = base;
-    else holes_.emplace(base, n);
+    return true;
   }
 
   // Reservations live far above anything acquired directly.
@@ -148,7 +135,7 @@ class simulated_backend {
   params p_;
   std::uintptr_t top_;
   std::uintptr_t reserved_top_ = reservations_base();
-  std::map<std::uintptr_t, std::size_t> holes_;
+  detail::address_holes holes_;
   backend_stats stats_;
 };
 

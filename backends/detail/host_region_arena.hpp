@@ -29,10 +29,11 @@
 // regions' order, and so no decision.
 #pragma once
 
+#include "backends/detail/address_holes.hpp"
+#include "backends/detail/host_address_reservations.hpp"
 #include "engine/detail/bits.hpp"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FRAGLAB_ASAN 1
@@ -48,8 +49,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -132,7 +131,7 @@ class host_region_arena {
 
   std::optional<std::uintptr_t> place_footprint(std::size_t size, std::size_t alignment)
   {
-    if (auto const reused = place_in_given_back(size, alignment)) return reused;
+    if (auto const reused = given_back_.take_first_fit(size, alignment)) return reused;
     if (spans_.empty() || !fits_above(spans_.back(), size, alignment)) {
       if (!map_span(size, alignment)) return std::nullopt;
       if (spans_.size() > 1) {  // what the full span has left, for smaller regions
@@ -150,7 +149,7 @@ class host_region_arena {
 
   [[nodiscard]] static std::size_t page() noexcept
   {
-    static std::size_t const bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    static std::size_t const bytes = host_address_reservations::os_page();
     return bytes;
   }
 
@@ -180,40 +179,10 @@ class host_region_arena {
     }
   }
 
-  // The lowest-addressed range given back that holds `size` bytes aligned; what is left of
-  // it on either side stays given back. A scan: regions come and go seldom (perl's replay
-  // under first_fit acquires 6,757 and releases none), and ranges given back merge.
-  std::optional<std::uintptr_t> place_in_given_back(std::size_t size, std::size_t alignment)
-  {
-    for (auto it = given_back_.begin(); it != given_back_.end(); ++it) {
-      auto const [base, n] = *it;
-      std::uintptr_t const at = align_up_address(base, alignment);
-      if (at < base || at - base > n || size > n - (at - base)) continue;
-      given_back_.erase(it);
-      if (at > base) given_back_.emplace(base, at - base);
-      if (at + size < base + n) given_back_.emplace(at + size, base + n - (at + size));
-      return at;
-    }
-    return std::nullopt;
-  }
-
-  // Keeps the given-back ranges maximal: one that touches its neighbours merges with them.
   // Ranges of two spans never merge, even where the kernel put the spans side by side.
   void give_back_range(std::uintptr_t base, std::size_t size)
   {
-    auto next = given_back_.lower_bound(base);
-    if (next != given_back_.end() && next->first == base + size && same_span(base, next->first)) {
-      size += next->second;
-      next = given_back_.erase(next);
-    }
-    if (next != given_back_.begin()) {
-      auto const prev = std::prev(next);
-      if (prev->first + prev->second == base && same_span(prev->first, base)) {
-        prev->second += size;
-        return;
-      }
-    }
-    given_back_.emplace(base, size);
+    given_back_.give_back(base, size, [this](std::uintptr_t a, std::uintptr_t b) { return same_span(a, b); });
   }
 
   [[nodiscard]] bool same_span(std::uintptr_t a, std::uintptr_t b) const noexcept
@@ -225,7 +194,7 @@ class host_region_arena {
 
   std::size_t span_bytes_;
   std::vector<mapped_range> spans_;
-  std::map<std::uintptr_t, std::size_t> given_back_;  // base -> size, maximal runs
+  address_holes given_back_;
 };
 
 }  // namespace fraglab::detail

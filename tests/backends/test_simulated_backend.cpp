@@ -1,0 +1,76 @@
+// The simulated address space: where it places regions, worked out by hand, and what it
+// refuses to take back.
+#include "backends/simulated_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace fraglab {
+namespace {
+
+constexpr std::uintptr_t B = std::uintptr_t{1} << 40;  // the default base
+
+using placed = std::pair<std::uintptr_t, std::size_t>;
+placed where(acquisition a) { return {a.base, a.size}; }
+
+TEST(SimulatedBackend, ReleasedRangesAreReusedLowestFirstAndTheTopFallsWhenTheyReachIt)
+{
+  simulated_backend b;  // a granularity of 256 bytes
+  acquisition const a = b.acquire(1000, 1);
+  EXPECT_EQ(where(a), (placed{B, 1024}));
+  acquisition const c = b.acquire(256, 4096);
+  EXPECT_EQ(where(c), (placed{B + 4096, 256}));  // [B + 1024, B + 4096) is left, for smaller ranges
+  EXPECT_EQ(b.next_address(), B + 4352);
+  acquisition const d = b.acquire(512, 1);
+  EXPECT_EQ(where(d), (placed{B + 1024, 512}));  // in the alignment's gap
+  ASSERT_TRUE(b.release(a.base, a.size));
+  EXPECT_EQ(where(b.acquire(4096, 1)), (placed{B + 4352, 4096}));  // no hole holds it
+  ASSERT_TRUE(b.release(B + 4352, 4096));
+  EXPECT_EQ(b.next_address(), B + 4352);      // the released range reached the top
+  ASSERT_TRUE(b.release(d.base, d.size));     // [B, B + 4096) is one hole now
+  EXPECT_EQ(where(b.acquire(4096, 1)), (placed{B, 4096}));
+  ASSERT_TRUE(b.release(c.base, c.size));
+  EXPECT_EQ(b.next_address(), B + 4096);
+  ASSERT_TRUE(b.release(B + 2048, 2048));     // a region's tail, as the engine trims one
+  EXPECT_EQ(b.next_address(), B + 2048);
+  ASSERT_TRUE(b.release(B, 2048));
+  EXPECT_EQ(b.next_address(), B);
+  EXPECT_EQ(b.acquired_bytes(), 0u);
+}
+
+TEST(SimulatedBackend, AMergingSpaceGrowsContiguouslyPastItsHoles)
+{
+  simulated_backend b({.merging = true});
+  acquisition const a = b.acquire(256, 1);
+  ASSERT_TRUE(b.acquire(256, 1));
+  ASSERT_TRUE(b.release(a.base, a.size));
+  EXPECT_EQ(where(b.acquire(256, 1)), (placed{B + 512, 256}));  // adjacent to the last, not in the hole
+  simulated_backend reusing;
+  acquisition const r = reusing.acquire(256, 1);
+  ASSERT_TRUE(reusing.acquire(256, 1));
+  ASSERT_TRUE(reusing.release(r.base, r.size));
+  EXPECT_EQ(where(reusing.acquire(256, 1)), (placed{B, 256}));
+}
+
+TEST(SimulatedBackend, ARangeReleasedTwiceOrNeverHandedOutIsRefusedAndNotCounted)
+{
+  simulated_backend b;
+  acquisition const x = b.acquire(256, 1);
+  acquisition const y = b.acquire(256, 1);
+  ASSERT_TRUE(b.release(x.base, x.size));
+  EXPECT_FALSE(b.release(x.base, x.size));   // twice
+  EXPECT_FALSE(b.release(B - 256, 512));     // below the space, reaching into the hole
+  EXPECT_FALSE(b.release(y.base, 512));      // past the top
+  EXPECT_FALSE(b.release(B + 4096, 256));    // above the top
+  EXPECT_EQ(b.acquired_bytes(), 256u);
+  ASSERT_TRUE(b.release(y.base, y.size));
+  EXPECT_FALSE(b.release(y.base, y.size));   // twice, now that the top fell below it
+  EXPECT_EQ(b.acquired_bytes(), 0u);
+  EXPECT_EQ(b.next_address(), B);
+}
+
+}  // namespace
+}  // namespace fraglab
