@@ -56,11 +56,12 @@ class host_backend {
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     std::size_t const align = alignment > mapping_unit() ? alignment : mapping_unit();
-    auto const size = stats_.admit(n, p_.granularity, p_.capacity);
-    if (!size || !detail::is_pow2(align)) {
-      if (size) ++stats_.refusals;
+    if (!detail::is_pow2(align)) {
+      ++stats_.refusals;
       return {};
     }
+    auto const size = stats_.admit(n, p_.granularity, p_.capacity);
+    if (!size) return {};
     auto const base = regions_.place(*size, align);
     if (!base) {
       ++stats_.refusals;

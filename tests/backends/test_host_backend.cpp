@@ -42,6 +42,10 @@ TEST(HostBackend, BlocksAreAlignedAndOnlyWhatWasGivenIsTakenBack)
   std::memset(at(a.base), 7, a.size);
   EXPECT_FALSE(b.acquire(16384, 4096));  // over the capacity, with 4096 held
   EXPECT_EQ(b.stats().refusals, 1u);
+  EXPECT_FALSE(b.acquire(4096, 3 * 8192));  // an alignment not a power of two
+  EXPECT_FALSE(b.acquire(0, 3 * 8192));     // and nothing asked: refused once
+  EXPECT_EQ(b.stats().refusals, 3u);
+  EXPECT_EQ(b.acquired_bytes(), 4096u);
   EXPECT_FALSE(b.release(a.base, 8192));  // not the size it was given
   EXPECT_TRUE(b.release(a.base, 4096));
   EXPECT_FALSE(b.release(a.base, 4096));  // twice
