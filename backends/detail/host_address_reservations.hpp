@@ -53,17 +53,27 @@ class host_address_reservations {
   // such range left. Reservations last as long as this object.
   std::optional<range> reserve(std::size_t size, std::size_t alignment)
   {
-    std::size_t const slack = alignment > os_page() ? alignment : 0;
+    auto const base = map_aligned(size, alignment, PROT_NONE);
+    if (!base) return std::nullopt;
+    reservations_.push_back({*base, size});
+    return range{*base, size};
+  }
+
+  // A private anonymous mapping of `size` bytes (a multiple of the OS page) with `protection`
+  // and MAP_NORESERVE, starting at a multiple of `alignment` (a power of two); nullopt when
+  // the process has no such range left. The caller unmaps it.
+  static std::optional<std::uintptr_t> map_aligned(std::size_t size, std::size_t alignment, int protection)
+  {
+    std::size_t const slack = alignment > os_page() ? alignment - os_page() : 0;
     if (size == 0 || size > ~std::size_t{0} - slack) return std::nullopt;
-    void* p = ::mmap(nullptr, size + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = ::mmap(nullptr, size + slack, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return std::nullopt;
     auto const got = reinterpret_cast<std::uintptr_t>(p);
     std::uintptr_t const base = align_up_address(got, alignment);
     // The slack taken for alignment goes back on both sides.
     if (base > got) ::munmap(p, base - got);
     if (got + slack > base) ::munmap(reinterpret_cast<void*>(base + size), got + slack - base);
-    reservations_.push_back({base, size});
-    return range{base, size};
+    return base;
   }
 
   // Whether `address` lies in one of the reservations.

@@ -84,6 +84,23 @@ TEST(HostBackend, RegionsLandInTheOrderTheyAreAcquiredWhateverTheHeapDoes)
   EXPECT_TRUE(all_bytes_are(again.base, again.size, 0));
 }
 
+// Wherever the kernel maps a range, the layout inside it is the same: the range starts at a
+// multiple of its size, so an aligned region leaves the same gap below it in every process.
+// (At any page, the MiB-aligned region below would follow the first at a distance that
+// changed with address-space randomization.)
+TEST(HostRegionArena, ARangeStartsAtAMultipleOfItsSizeSoAlignedRegionsLandAlike)
+{
+  for (int process = 0; process < 3; ++process) {
+    detail::host_region_arena arena(4 * MiB);
+    auto const first = arena.place(4096, 4096);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(*first % (4 * MiB), 0u);
+    EXPECT_EQ(arena.place(MiB, MiB), *first + MiB);
+    EXPECT_EQ(arena.place(4096, 512 * 1024), *first + 512 * 1024);  // in the gap the last one left
+    EXPECT_EQ(arena.spans(), 1u);
+  }
+}
+
 TEST(HostRegionArena, AnAlignmentGapIsPlacedAgainBySmallerRegions)
 {
   detail::host_region_arena arena(4 * MiB);
