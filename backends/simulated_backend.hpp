@@ -17,7 +17,7 @@
 #pragma once
 
 #include "backends/backend_stats.hpp"
-#include "backends/detail/address_holes.hpp"
+#include "backends/detail/address_range_set.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
@@ -120,10 +120,10 @@ class simulated_backend {
   // range reaches it, so that a release-then-acquire sequence reuses addresses.
   bool give_back_range(std::uintptr_t base, std::size_t n)
   {
-    auto const hole = holes_.give_back(base, n);
+    auto const hole = holes_.insert(base, n);
     if (!hole) return false;
     if (hole->end() == top_) {
-      holes_.remove(hole->base);
+      holes_.erase(hole->base, hole->size);
       top_ = hole->base;
     }
     return true;
@@ -135,7 +135,7 @@ class simulated_backend {
   params p_;
   std::uintptr_t top_;
   std::uintptr_t reserved_top_ = reservations_base();
-  detail::address_holes holes_;
+  detail::address_range_set holes_;  // free ranges below the top
   backend_stats stats_;
 };
 

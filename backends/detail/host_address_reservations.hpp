@@ -14,14 +14,13 @@
 // outside its mapped pages faults, as it would on the device.
 #pragma once
 
+#include "backends/detail/address_range_set.hpp"
 #include "engine/detail/bits.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <iterator>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -83,20 +82,11 @@ class host_address_reservations {
   [[nodiscard]] bool can_map(std::uintptr_t address, std::size_t n) const noexcept
   {
     range const* r = reservation_of(address);
-    if (r == nullptr || n == 0 || n > r->base + r->size - address) return false;
-    auto next = mapped_.lower_bound(address);
-    if (next != mapped_.end() && next->first < address + n) return false;
-    return next == mapped_.begin() || std::prev(next)->first + std::prev(next)->second <= address;
+    return r != nullptr && n != 0 && n <= r->base + r->size - address && !mapped_.overlaps(address, n);
   }
 
   // Whether [address, address + n) is mapped throughout.
-  [[nodiscard]] bool mapped(std::uintptr_t address, std::size_t n) const noexcept
-  {
-    auto it = mapped_.upper_bound(address);
-    if (n == 0 || it == mapped_.begin()) return false;
-    --it;
-    return address + n > address && it->first + it->second >= address + n;
-  }
+  [[nodiscard]] bool mapped(std::uintptr_t address, std::size_t n) const noexcept { return mapped_.contains(address, n); }
 
   // Makes [address, address + n) readable and writable; the caller checked can_map() and
   // page alignment. false: the kernel refused (its limit on mappings), and the range is still
@@ -105,7 +95,7 @@ class host_address_reservations {
   bool map(std::uintptr_t address, std::size_t n)
   {
     if (::mprotect(reinterpret_cast<void*>(address), n, PROT_READ | PROT_WRITE) != 0) return false;
-    add_mapped(address, n);
+    mapped_.insert(address, n);
     return true;
   }
 
@@ -118,7 +108,7 @@ class host_address_reservations {
     if (address % os_page() != 0 || n % os_page() != 0 || !mapped(address, n)) return false;
     void* p = reinterpret_cast<void*>(address);
     if (::madvise(p, n, MADV_DONTNEED) != 0 || ::mprotect(p, n, PROT_NONE) != 0) return false;
-    remove_mapped(address, n);
+    mapped_.erase(address, n);
     return true;
   }
 
@@ -130,35 +120,8 @@ class host_address_reservations {
     return nullptr;
   }
 
-  // mapped_ holds maximal runs: adjacent maps merge, so an unmap may span several.
-  void add_mapped(std::uintptr_t address, std::size_t n)
-  {
-    auto next = mapped_.lower_bound(address);
-    if (next != mapped_.end() && next->first == address + n) {
-      n += next->second;
-      next = mapped_.erase(next);
-    }
-    if (next != mapped_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == address) {
-        prev->second += n;
-        return;
-      }
-    }
-    mapped_.emplace(address, n);
-  }
-
-  void remove_mapped(std::uintptr_t address, std::size_t n)
-  {
-    auto it = std::prev(mapped_.upper_bound(address));
-    auto const [run_base, run_size] = *it;
-    mapped_.erase(it);
-    if (address > run_base) mapped_.emplace(run_base, address - run_base);
-    if (run_base + run_size > address + n) mapped_.emplace(address + n, run_base + run_size - address - n);
-  }
-
   std::vector<range> reservations_;
-  std::map<std::uintptr_t, std::size_t> mapped_;  // base -> size of each run of mapped pages
+  address_range_set mapped_;  // the runs of mapped pages: adjacent maps merge, so an unmap may span several
 };
 
 }  // namespace fraglab::detail

@@ -35,7 +35,7 @@
 // regions' order, and so no decision.
 #pragma once
 
-#include "backends/detail/address_holes.hpp"
+#include "backends/detail/address_range_set.hpp"
 #include "backends/detail/host_address_reservations.hpp"
 #include "engine/detail/bits.hpp"
 
@@ -189,7 +189,7 @@ class host_region_arena {
   // Ranges of two spans never merge, even where the kernel put the spans side by side.
   void give_back_range(std::uintptr_t base, std::size_t size)
   {
-    given_back_.give_back(base, size, [this](std::uintptr_t a, std::uintptr_t b) { return same_span(a, b); });
+    given_back_.insert(base, size, [this](std::uintptr_t a, std::uintptr_t b) { return same_span(a, b); });
   }
 
   [[nodiscard]] bool same_span(std::uintptr_t a, std::uintptr_t b) const noexcept
@@ -201,7 +201,7 @@ class host_region_arena {
 
   std::size_t span_bytes_;
   std::vector<mapped_range> spans_;
-  address_holes given_back_;
+  address_range_set given_back_;
 };
 
 }  // namespace fraglab::detail
