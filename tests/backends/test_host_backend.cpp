@@ -90,7 +90,7 @@ TEST(HostBackend, RegionsLandInTheOrderTheyAreAcquiredWhateverTheHeapDoes)
 // changed with address-space randomization.)
 TEST(HostRegionArena, ARangeStartsAtAMultipleOfItsSizeSoAlignedRegionsLandAlike)
 {
-  for (int process = 0; process < 3; ++process) {
+  for (int arena_number = 0; arena_number < 3; ++arena_number) {  // each range where the kernel puts it
     detail::host_region_arena arena(4 * MiB);
     auto const first = arena.place(4096, 4096);
     ASSERT_TRUE(first);
