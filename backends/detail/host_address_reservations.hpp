@@ -45,7 +45,12 @@ class host_address_reservations {
     for (range const& r : reservations_) ::munmap(reinterpret_cast<void*>(r.base), r.size);
   }
 
-  [[nodiscard]] static std::size_t os_page() noexcept { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+  // Asked of the kernel once: every acquisition of the host backend needs it.
+  [[nodiscard]] static std::size_t os_page() noexcept
+  {
+    static std::size_t const bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return bytes;
+  }
 
   // `size` bytes of addresses starting at a multiple of `alignment` (a power of two; both
   // multiples of the OS page), with nothing behind them; nullopt when the process has no

@@ -91,7 +91,7 @@ class host_region_arena {
   // occupies whole pages, so that giving one back never touches another's.
   std::optional<std::uintptr_t> place(std::size_t size, std::size_t alignment)
   {
-    auto const pages = align_up_checked(size, page());
+    auto const pages = align_up_checked(size, host_address_reservations::os_page());
     if (size == 0 || !pages || *pages > ~std::size_t{0} - redzone) return std::nullopt;
     std::size_t const footprint = *pages + redzone;
     std::optional<std::uintptr_t> const at = place_footprint(footprint, alignment);
@@ -106,7 +106,7 @@ class host_region_arena {
   // kernel and the range may be placed again.
   void give_back(std::uintptr_t base, std::size_t size)
   {
-    std::size_t const footprint = align_up(size, page()) + redzone;
+    std::size_t const footprint = align_up(size, host_address_reservations::os_page()) + redzone;
     ::madvise(reinterpret_cast<void*>(base), footprint, MADV_DONTNEED);
     poison(base, footprint);
     give_back_range(base, footprint);
@@ -154,12 +154,6 @@ class host_region_arena {
     return at;
   }
 
-  [[nodiscard]] static std::size_t page() noexcept
-  {
-    static std::size_t const bytes = host_address_reservations::os_page();
-    return bytes;
-  }
-
   [[nodiscard]] static bool fits_above(mapped_range const& s, std::size_t size, std::size_t alignment) noexcept
   {
     std::uintptr_t const at = align_up_address(s.top, alignment);
@@ -182,7 +176,7 @@ class host_region_arena {
         return true;
       }
       if (want == size) return false;
-      want = std::max(size, align_up(want / 2, page()));
+      want = std::max(size, align_up(want / 2, host_address_reservations::os_page()));
     }
   }
 
