@@ -42,15 +42,9 @@ class host_backend {
   {
     if (!detail::is_pow2(p_.granularity)) throw std::invalid_argument("granularity must be a power of two");
   }
-  host_backend(host_backend&& o) noexcept
-      : p_(o.p_),
-        regions_(std::move(o.regions_)),
-        blocks_(std::move(o.blocks_)),
-        reservations_(std::move(o.reservations_)),
-        stats_(o.stats_)
-  {
-    o.blocks_.clear();
-  }
+  // The arena and the reservations hand their mappings over, so the moved-from backend
+  // unmaps nothing.
+  host_backend(host_backend&&) noexcept = default;
   host_backend& operator=(host_backend&&) = delete;
 
   acquisition acquire(std::size_t n, std::size_t alignment)

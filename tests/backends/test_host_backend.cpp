@@ -227,16 +227,23 @@ TEST(HostReservations, ReleasedPagesAreGivenBackAndMapAgainAsZeros)
 TEST(HostReservations, AMovedBackendKeepsItsMappings)
 {
   acquisition a;
+  acquisition region;
   host_backend moved = [&] {
     host_backend b = two_mib_pages();
     acquisition const r = b.reserve(4 * MiB, 2 * MiB);
     a = b.acquire_at(r.base, 2 * MiB);
+    region = b.acquire(2 * MiB, 1);  // and a region of the arena's
     return host_backend(std::move(b));  // the moved-from backend is destroyed here
   }();
   ASSERT_TRUE(a);
+  ASSERT_TRUE(region);
   std::memset(at(a.base), 3, a.size);
+  std::memset(at(region.base), 4, region.size);
   EXPECT_TRUE(all_bytes_are(a.base, a.size, 3));
+  EXPECT_TRUE(all_bytes_are(region.base, region.size, 4));
   EXPECT_TRUE(moved.release(a.base, a.size));
+  EXPECT_TRUE(moved.release(region.base, region.size));
+  EXPECT_EQ(moved.acquired_bytes(), 0u);
 }
 
 using HostReservationsDeathTest = ::testing::Test;
