@@ -334,6 +334,8 @@ class allocator {
     s.free_chunks = free_chunk_count();
     s.index_steps = index_steps();
     s.largest_free_bytes = largest_free_bytes();
+    s.splits = chunks_.created() - records_tiling_acquisitions_;
+    s.merges = chunks_.destroyed() - records_released_;
     return s;
   }
 
@@ -417,6 +419,7 @@ class allocator {
       chunk* next = c->next;
       ix.erase(*c);
       chunks_.destroy(c);
+      ++records_released_;
       c = next;
     }
     stats_.reserved_bytes -= r->size;
@@ -1036,6 +1039,7 @@ class allocator {
 
   chunk* make_chunk(std::uintptr_t address, std::size_t size, region* r)
   {
+    ++records_tiling_acquisitions_;
     return chunks_.create(address, size, r, nullptr, nullptr);
   }
 
@@ -1067,6 +1071,13 @@ class allocator {
   bool addresses_mapped_ = false;  // live_ holds every live chunk (since the first free by address)
   allocator_stats stats_;
   std::uint64_t next_region_serial_ = 0;
+  // The records that did not come from a split or go to a merge: those that tile a new
+  // acquisition, and those a released region took with it. Every other record the pool
+  // made was cut off a free chunk, and every other it took back was joined to one, so
+  // stats() reads the splits and merges off the pool's counts, and no split or merge
+  // counts anything of its own.
+  std::uint64_t records_tiling_acquisitions_ = 0;
+  std::uint64_t records_released_ = 0;
 };
 
 }  // namespace fraglab

@@ -36,6 +36,11 @@ struct allocator_stats {
   std::size_t free_chunks = 0;  // this and the rest: filled in by stats()
   std::size_t regions = 0;
   std::size_t largest_free_bytes = 0;
+  // What the split and coalescing rules did: how hard they work the index and the records,
+  // which the footprint does not show (a policy can reach the same footprint by cutting and
+  // joining on every operation, or by reusing holes whole).
+  std::uint64_t splits = 0;  // free chunks cut in two: a block, a buddy half or an alignment gap cut off
+  std::uint64_t merges = 0;  // free chunks joined to a free address neighbour (immediate, deferred or buddy)
 
   // TF BFC's external fragmentation: (A - L) / A with A = reserved - allocated (free bytes)
   // and L = the largest free chunk; 0 when nothing is free.

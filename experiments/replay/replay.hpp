@@ -11,6 +11,7 @@
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
+#include "engine/stats.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/replay/replay_result.hpp"
 #include "experiments/trace/event_batches.hpp"
@@ -268,6 +269,9 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     r.peak_reserved_bytes = c.peak_reserved_bytes;
     r.acquisitions = c.acquisitions;
     r.releases = c.releases;
+    allocator_stats const whole = a->stats();  // splits and merges are derived, not counted
+    r.splits = whole.splits;
+    r.merges = whole.merges;
     std::uint64_t const decision_steps = a->index_steps() - f.observation_steps;
     r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(decision_steps) / static_cast<double>(r.events);
     if (o.warm && o.repeats > 0) {

@@ -32,6 +32,8 @@ TEST(Buddy, SplitsByHalvingAndMergesOnlyWithTheBuddy)
                                                    {B + 2048, 2048, false}}));
   a->deallocate(y.address);  // merges all the way back to the page
   EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 4096, false}}));
+  EXPECT_EQ(a->stats().splits, 5u);  // the page halved five times for x; y and z fit whole halves
+  EXPECT_EQ(a->stats().merges, 5u);  // z with x, then y with 256, 512, 1024 and 2048
   auto w = a->allocate(3000);  // 4096: the whole page, no split
   EXPECT_EQ(w.address, B);
   EXPECT_EQ(w.size, 4096u);

@@ -27,6 +27,10 @@ void expect_same_decisions(std::uint64_t first_seed, int sequences)
       auto const db = drive(b, s, false);
       ASSERT_EQ(da, db) << describe(s) << " coalesce=" << to_string(mode);
       ASSERT_EQ(a.stats().peak_reserved_bytes, b.stats().peak_reserved_bytes);
+      // The same cuts and joins, whether the index updates in place or takes the chunk out
+      // and puts it back.
+      ASSERT_EQ(a.stats().splits, b.stats().splits) << describe(s) << " coalesce=" << to_string(mode);
+      ASSERT_EQ(a.stats().merges, b.stats().merges) << describe(s) << " coalesce=" << to_string(mode);
     }
   }
 }

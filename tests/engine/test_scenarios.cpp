@@ -72,8 +72,11 @@ TEST(Coalescing, ImmediateMergesWithBothNeighbours)
   a->deallocate(y.address);
   a->deallocate(x.address);
   EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 512, false}, {B + 512, 256, true}, {B + 768, 3328, false}}));
+  EXPECT_EQ(a->stats().splits, 3u);  // x, y and z each cut from the rest
+  EXPECT_EQ(a->stats().merges, 1u);  // y found both neighbours live; x joined y
   a->deallocate(z.address);
   EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 4096, false}}));
+  EXPECT_EQ(a->stats().merges, 3u);  // z joined the rest, then x and y before it
   // A freed and coalesced pool hands back the same address for the same request.
   EXPECT_EQ(a->allocate(256).address, x.address);
 }
@@ -86,10 +89,13 @@ TEST(Coalescing, DeferredMergesOnlyWhenAMissWouldOtherwiseGrow)
   a->deallocate(y.address);
   a->deallocate(z.address);
   EXPECT_EQ(a->stats().free_chunks, 3u);
+  EXPECT_EQ(a->stats().splits, 2u);  // z took the rest whole
+  EXPECT_EQ(a->stats().merges, 0u);
   EXPECT_EQ(a->check_invariants(), "");
   auto whole = a->allocate(4096);  // no chunk fits until the three merge
   ASSERT_TRUE(whole);
   EXPECT_EQ(whole.address, B);
+  EXPECT_EQ(a->stats().merges, 2u);
   EXPECT_EQ(a->check_invariants(), "");
 }
 
@@ -197,9 +203,11 @@ TEST(Alignment, AlignedBlocksCarveAFreeFrontRemainder)
                                                   {B + 256, 3840, false},
                                                   {B + 4096, 256, true},
                                                   {B + 4352, 64 * KiB - 4352, false}}));
+  EXPECT_EQ(a->stats().splits, 3u);  // x; then the gap below y, and y from the rest
   a->deallocate(x.address);
   a->deallocate(y.address);
   EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 64 * KiB, false}}));
+  EXPECT_EQ(a->stats().merges, 3u);  // x to the gap; y to the rest and then to x and the gap
 }
 
 TEST(Pools, PerStreamPoolsNeverShareChunks)
@@ -326,6 +334,7 @@ TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
     auto y = a.allocate(512 * KiB, 1, 1);
     EXPECT_EQ(bool(y), release);
     EXPECT_EQ(a.stats().releases, release ? 1u : 0u);
+    EXPECT_EQ(a.stats().merges, 0u);  // the record a released region takes is no merge
     EXPECT_EQ(a.check_invariants(), "");
   }
 }

@@ -53,6 +53,10 @@ TEST(Replay, JohnstoneWilsonFragmentationOnAHandTrace)
   EXPECT_NEAR(r.ext_frag_at_peak, 48.0 / 192.0, 1e-12);
   EXPECT_EQ(r.free_chunks_at_peak, 2u);
   EXPECT_EQ(r.acquisitions, 2u);
+  // Cut: 112 from the first region, 208 from the second, 64 from the 256 that f1 made.
+  // Joined: f1's 112 to 144, f2's 208 to 48, f3's 64 to 192.
+  EXPECT_EQ(r.splits, 3u);
+  EXPECT_EQ(r.merges, 3u);
 }
 
 TEST(Replay, TimeAveragedExternalFragmentationAndTheTimeSeriesOnTheHandTrace)

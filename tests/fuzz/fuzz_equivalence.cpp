@@ -54,8 +54,8 @@ std::array<group, 4> const& groups()
   return g;
 }
 
-// What the members must agree on after every operation: the counters but index_steps, and
-// every chunk of the memory map.
+// What the members must agree on after every operation: the counters but index_steps, the
+// splits and merges, and every chunk of the memory map.
 auto observable(allocator_stats const& s)
 {
   return std::make_tuple(s.live_bytes, s.allocated_bytes, s.reserved_bytes, s.peak_live_bytes, s.peak_allocated_bytes,
@@ -63,6 +63,13 @@ auto observable(allocator_stats const& s)
                          s.releases, s.release_retries, s.total_requested_bytes, s.total_allocated_bytes,
                          s.total_acquired_bytes, s.total_released_bytes, s.peak_live_chunks, s.largest_chunk_allocated,
                          s.live_chunks);
+}
+
+// Splits and merges, which stats() derives rather than counters() counting them.
+std::pair<std::uint64_t, std::uint64_t> cuts_and_joins(any_allocator const& a)
+{
+  allocator_stats const s = a.stats();
+  return {s.splits, s.merges};
 }
 
 std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t, bool, stream_id>> memory_map(any_allocator const& a)
@@ -151,6 +158,8 @@ class lockstep {
     auto const map = memory_map(*members_[0]);
     for (std::size_t i = 1; i < members_.size(); ++i) {
       if (observable(members_[i]->counters()) != counters) disagree(i, std::string(after) + ": the counters differ");
+      if (cuts_and_joins(*members_[i]) != cuts_and_joins(*members_[0]))
+        disagree(i, std::string(after) + ": the splits or merges differ");
       if (memory_map(*members_[i]) != map) disagree(i, std::string(after) + ": the memory maps differ");
     }
   }
