@@ -155,11 +155,11 @@ class lockstep {
     for (std::size_t i = 0; i < members_.size(); ++i)
       if (std::string const why = members_[i]->check_invariants(); !why.empty()) disagree(i, std::string(after) + ": " + why);
     auto const counters = observable(members_[0]->counters());
+    auto const cuts = cuts_and_joins(*members_[0]);
     auto const map = memory_map(*members_[0]);
     for (std::size_t i = 1; i < members_.size(); ++i) {
       if (observable(members_[i]->counters()) != counters) disagree(i, std::string(after) + ": the counters differ");
-      if (cuts_and_joins(*members_[i]) != cuts_and_joins(*members_[0]))
-        disagree(i, std::string(after) + ": the splits or merges differ");
+      if (cuts_and_joins(*members_[i]) != cuts) disagree(i, std::string(after) + ": the splits or merges differ");
       if (memory_map(*members_[i]) != map) disagree(i, std::string(after) + ": the memory maps differ");
     }
   }
