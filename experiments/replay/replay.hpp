@@ -269,11 +269,13 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     r.peak_reserved_bytes = c.peak_reserved_bytes;
     r.acquisitions = c.acquisitions;
     r.releases = c.releases;
-    allocator_stats const whole = a->stats();  // splits and merges are derived, not counted
-    r.splits = whole.splits;
-    r.merges = whole.merges;
     std::uint64_t const decision_steps = a->index_steps() - f.observation_steps;
     r.index_steps_per_op = r.events == 0 ? 0.0 : static_cast<double>(decision_steps) / static_cast<double>(r.events);
+    // Splits and merges are derived, not counted. After the steps are read: stats() also seeks
+    // the largest free chunk, whose steps are the replay's measuring, not the policy's.
+    allocator_stats const whole = a->stats();
+    r.splits = whole.splits;
+    r.merges = whole.merges;
     if (o.warm && o.repeats > 0) {
       (void)detail::free_leftovers(*a, slots);
       warm = std::move(a);

@@ -59,6 +59,26 @@ TEST(Replay, JohnstoneWilsonFragmentationOnAHandTrace)
   EXPECT_EQ(r.merges, 3u);
 }
 
+// index_steps_per_op counts the steps the policy's decisions took, and none of the scans the
+// replay makes to measure: over a list, the largest free chunk is a scan of every free chunk.
+TEST(Replay, IndexStepsCountTheDecisionsAlone)
+{
+  std::string const text = "a 1 100\na 2 100\na 3 100\na 4 100\nf 1\nf 3\n";
+  auto r = run("list_ao_first", text);
+  auto a = make_composition("list_ao_first", {}, {"simulated"})->make();
+  std::vector<allocation> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(a->allocate(100));
+  a->deallocate(blocks[0].address);
+  a->deallocate(blocks[2].address);
+  allocator_stats const s = a->stats();  // index_steps is read before the largest free chunk is sought
+  // Two 256-byte regions of two 112-byte blocks each: blocks 1 and 3 and both regions' 32-byte
+  // tails are free, and a scan for the largest would count 4 steps.
+  ASSERT_EQ(s.free_chunks, 4u);
+  ASSERT_GT(s.index_steps, 0u);
+  EXPECT_EQ(r.events, 6u);
+  EXPECT_EQ(r.index_steps_per_op, static_cast<double>(s.index_steps) / 6.0);
+}
+
 TEST(Replay, TimeAveragedExternalFragmentationAndTheTimeSeriesOnTheHandTrace)
 {
   // The trace above, event by event (free = reserved - allocated; TF's (free - largest) / free):
