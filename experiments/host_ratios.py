@@ -27,7 +27,7 @@ import tempfile
 
 from results_io import (at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
                         repeated_trace_name, write_markdown)
-from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects
+from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects, worst_and_within
 
 
 def parse_arguments(argv):
@@ -97,9 +97,8 @@ def tables(least, columns):
         rows.append(row)
     summary = []
     for target in columns:
-        worst = max(ratios[target], key=ratios[target].get)
-        met = sum(r <= TARGET_RATIO for r in ratios[target].values())
-        summary.append([target, f"{fmt(ratios[target][worst], 2)}x ({worst})", f"{met} of {len(traces)}"])
+        worst, ratio, met = worst_and_within(ratios[target])
+        summary.append([target, f"{fmt(ratio, 2)}x ({worst})", f"{met} of {len(traces)}"])
     return rows, summary
 
 

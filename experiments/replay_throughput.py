@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 from results_io import (ROOT, DEFAULT_FRAGLAB, SHARED_TRACES, at_least_one, distinct_names, markdown_table, output_dir,
-                        provenance, run, write_csv, write_markdown)
+                        program_file, provenance, run, write_csv, write_markdown)
 
 
 def replay(fraglab, trace, policy, repeat):
@@ -49,7 +49,7 @@ def replay(fraglab, trace, policy, repeat):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB, type=program_file)
     parser.add_argument("--repeat", type=at_least_one, default=3)
     parser.add_argument("--policies", type=distinct_names, help="comma-separated (default: every policy)")
     parser.add_argument("--allocations", type=at_least_one, default=5_000_000)

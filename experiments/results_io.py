@@ -164,6 +164,17 @@ def input_file(path):
     return path
 
 
+def program_file(path):
+    """argparse type of a program a script runs (fraglab): checked when the command is read,
+    and made absolute, since the scripts run it from their work directories too (a traced
+    program runs where its inputs are)."""
+    if not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"{path}: no such file (build fraglab first: see the README)")
+    if not os.access(path, os.X_OK):
+        raise argparse.ArgumentTypeError(f"{path} is not executable")
+    return os.path.abspath(path)
+
+
 def output_dir(path):
     """argparse type of a directory a script writes into when it is done, made if absent:
     what exists of it must be a directory."""
@@ -179,7 +190,7 @@ def output_dir(path):
 
 def common_arguments(parser, work_dir):
     """The options every table script takes."""
-    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB)
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB, type=program_file)
     parser.add_argument("--out-dir", type=output_dir, default=os.path.join(ROOT, "results"))
     parser.add_argument("--work-dir", default=os.path.join(ROOT, "build", "data", work_dir),
                         help="where inputs are made and kept between runs")

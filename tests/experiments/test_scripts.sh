@@ -120,9 +120,14 @@ expect "host_ratios.py refuses a directory as --out" '[[ $? -eq 2 ]] && grep -q 
 $py "$root/experiments/compare_builds.py" --before "$build/benchmarks/bench_allocators" --after "$build/benchmarks/bench_allocators" \
   --out "$work/missing/c.md" "$work/a-file" 2> "$work/cb0.err"
 expect "compare_builds.py refuses --out in a missing directory" '[[ $? -eq 2 ]] && grep -q -- "--out: $work/missing does not exist" "$work/cb0.err"'
-# Two rounds: each replay is measured twice and kept once, at its minimum.
-$py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "$fraglab" --build "$build" --out-dir "$work/out" \
-  --work-dir "$work/st" 2> "$work/st.err"
+$py "$root/experiments/speed_table.py" --quick --fraglab "$work/no-fraglab" --build "$build" --out-dir "$work/out0" \
+  --work-dir "$work/st" 2> "$work/st0.err"
+expect "speed_table.py refuses a missing --fraglab, before measuring" \
+  '[[ $? -eq 2 ]] && grep -q -- "--fraglab: $work/no-fraglab: no such file" "$work/st0.err" && ! grep -q "measured" "$work/st0.err"'
+# Two rounds: each replay is measured twice and kept once, at its minimum. --fraglab is given
+# relative to the current directory: the programs are traced from the work directory.
+(cd "$(dirname "$fraglab")" && $py "$root/experiments/speed_table.py" --quick --rounds 2 --fraglab "./$(basename "$fraglab")" \
+  --build "$build" --out-dir "$work/out" --work-dir "$work/st" 2> "$work/st.err")
 expect "speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/st.err"; false; }'
 expect "speed_table.py measured two rounds" 'grep -q "replays, round 2 of 2 measured" "$work/st.err"'
 expect "speed.md says how many rounds each replay is the minimum of" 'grep -q "minimum of 2 rounds; a round measures every subject on one trace" "$work/out/speed.md"'
@@ -143,6 +148,35 @@ expect "speed_patterns.csv: 3 patterns x 2 sizes x 16 subjects" '[[ $(grep -vc "
 expect "speed_instructions.csv: 18 subjects with positive counts" \
   '[[ $(grep -v -e "^#" -e "^subject," "$work/out/speed_instructions.csv" | awk -F, '"'"'$5 + 0 > 0'"'"' | wc -l) -eq 18 ]]'
 expect "speed.md states the targets" 'grep -q "^## Targets" "$work/out/speed.md"'
+# The targets table agrees with speed.csv: for each preset, its worst ratio over the traced
+# programs to the fastest general-purpose allocator and to glibc, the trace it is on, and how
+# many traces are within 3x (speed.csv's ns/op have two decimals: the ratios agree to 0.01).
+targets_agree() {
+  $py - "$work/out/speed.csv" "$work/out/speed.md" <<'PY'
+import csv, re, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")) if r["family"] == "program"]
+ns = {(r["trace"], r["subject"]): float(r["ns_per_op"]) for r in rows}
+traces = sorted({r["trace"] for r in rows})
+md = open(sys.argv[2]).read()
+ok = True
+for preset in ("tf_bfc", "best_fit", "tlsf", "first_fit"):
+    m = re.search(rf"^\| {preset} \| (\S+) \((\S+)\) \| (\d+) of (\d+) \| (\S+) \((\S+)\) \| (\d+) of (\d+) \|$", md, re.M)
+    if not m:
+        print(f"no targets row for {preset}"); ok = False; continue
+    for ratio, trace, within, of, line in ((m[1], m[2], m[3], m[4], "fastest"), (m[5], m[6], m[7], m[8], "glibc")):
+        base = {t: min(ns[(t, g)] for g in ("glibc", "jemalloc", "mimalloc", "tcmalloc")) if line == "fastest"
+                else ns[(t, "glibc")] for t in traces}
+        r = {t: ns[(t, preset)] / base[t] for t in traces}
+        worst = max(r.values())
+        good = (abs(float(ratio) - worst) <= 0.011 and abs(r[trace] - worst) <= 0.011 and int(of) == len(traces)
+                and sum(x <= 3 - 0.011 for x in r.values()) <= int(within) <= sum(x <= 3 + 0.011 for x in r.values()))
+        if not good:
+            print(f"{preset} against {line}: speed.md says {ratio} ({trace}), {within} of {of}; speed.csv gives "
+                  f"{worst:.3f}, {sorted(r.items(), key=lambda kv: kv[1])}"); ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+expect "speed.md's targets table (to the fastest and to glibc) agrees with speed.csv" targets_agree
 expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg"'
 
 # check_instructions.py against the record this build just made: every subject at its
