@@ -89,15 +89,31 @@ inline constexpr std::array<std::string_view, 7> generic_parts{"backend", "index
 void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,
                 std::initializer_list<std::string_view> keys = {});
 
-template <class Index, class Fit>
+// Coalesce: `coalescing` (the mode read from the parameters) or a `fixed_coalescing`, which
+// the parameters must then ask for (make_with_immediate_coalescing below).
+template <class Index, class Fit, class Coalesce = coalescing>
 std::unique_ptr<composition> make_composition_of(std::string name, param_set const& p, backend_choice const& b)
 {
-  using P = policy<Index, Fit>;
+  using P = policy<Index, Fit, threshold_split, Coalesce>;
   check_keys(name, p, generic_parts);
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "heap";
   auto config = config_from_params<allocator<P, any_backend>>(p);
   return std::make_unique<composition_of<P>>(std::move(name), std::move(config), p, chosen);
+}
+
+// The composition with immediate coalescing fixed in its type where the parameters ask for
+// it (every test of the mode in the hot paths then folds away, as in the presets that fix
+// it: docs/performance.md, sixteenth and forty-ninth rounds), and with the mode read at run
+// time otherwise. For the pairs that the presets under issue 7's targets are built on: one
+// more instantiation each, so not for every pair.
+template <class Index, class Fit>
+std::unique_ptr<composition> make_with_immediate_coalescing(std::string name, param_set const& p,
+                                                            backend_choice const& b)
+{
+  if (coalescing_from_params(p).mode == coalesce_mode::immediate)
+    return make_composition_of<Index, Fit, fixed_coalescing<coalesce_mode::immediate>>(std::move(name), p, b);
+  return make_composition_of<Index, Fit>(std::move(name), p, b);
 }
 
 }  // namespace fraglab::registry_detail

@@ -38,7 +38,10 @@ typename Alloc::config config_from_params(param_set const& p)
   if constexpr (std::is_same_v<index_params, bins_index_params>) c.index = bins_from_params(p);
   else if constexpr (std::is_same_v<index_params, segregated_index_params>) c.index = seglist_from_params(p);
   c.split = split_from_params(p);
-  c.coalesce = coalescing_from_params(p);
+  if constexpr (std::is_same_v<decltype(c.coalesce), coalescing>) c.coalesce = coalescing_from_params(p);
+  else if (coalescing_from_params(p).mode != c.coalesce.mode)
+    throw std::invalid_argument("parameter coalesce: this composition's type fixes it to " +
+                                std::string(to_string(c.coalesce.mode)));
   c.growth = growth_from_params(p);
   c.size = size_from_params(p);
   c.pools.per_stream = p.flag("per_stream");

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -279,6 +280,36 @@ TEST(Presets, TlsfTakesItsMappingFromSli)
   EXPECT_NE(got, x);
   EXPECT_NE(got, y);
   EXPECT_NE(got, 0u);
+}
+
+// tlsf, best_fit and first_fit are built with immediate coalescing in their type when it is
+// asked for (their default), and read the mode at run time otherwise: either way two freed
+// neighbours merge exactly when the mode is immediate.
+TEST(Presets, TheTargetPresetsCoalesceAsTheirModeSays)
+{
+  for (char const* preset : {"tlsf", "best_fit", "first_fit"})
+    for (char const* mode : {"immediate", "deferred", "never"}) {
+      param_set user;
+      user.set("coalesce", mode);
+      auto a = make_composition(preset, user, {})->make();
+      auto const x = a->allocate(1000);
+      auto const y = a->allocate(1000);
+      auto const z = a->allocate(1000);
+      ASSERT_TRUE(x && y && z);
+      ASSERT_EQ(y.address, x.address + x.size);
+      ASSERT_EQ(z.address, y.address + y.size);
+      ASSERT_EQ(a->deallocate(x.block()), free_status::ok);
+      ASSERT_EQ(a->deallocate(y.block()), free_status::ok);
+      std::vector<std::size_t> free_below_z;
+      a->visit_chunks([&](chunk_view const& c) {
+        if (!c.in_use && c.address < z.address) free_below_z.push_back(c.size);
+      });
+      std::ranges::sort(free_below_z);
+      std::vector<std::size_t> const expected =
+          std::string(mode) == "immediate" ? std::vector{x.size + y.size} : std::vector{x.size, y.size};
+      EXPECT_EQ(free_below_z, expected) << preset << " coalesce=" << mode;
+      EXPECT_EQ(a->check_invariants(), "") << preset << " coalesce=" << mode;
+    }
 }
 
 TEST(Presets, ClassicPresetsChargeTheHeaderToEveryBlock)
