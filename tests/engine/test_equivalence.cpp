@@ -10,17 +10,33 @@
 namespace fraglab::testing {
 namespace {
 
+// Sets the coalescing mode of a configuration whose policy reads it at run time; a policy
+// that fixes it in its type (fixed_coalescing) has only that one: false for any other.
+template <class Config>
+bool set_coalesce_mode(Config& c, coalesce_mode mode)
+{
+  if constexpr (requires { c.coalesce.mode = mode; }) {
+    c.coalesce.mode = mode;
+    return true;
+  } else {
+    return c.coalesce.mode == mode;
+  }
+}
+
 // The decisions of two compositions on one sequence, with no alignment and one stream so
-// that only the index and fit differ.
+// that only the index and fit differ; under immediate and deferred coalescing, where both
+// compositions have the mode.
 template <class P1, class P2>
 void expect_same_decisions(std::uint64_t first_seed, int sequences)
 {
+  int compared = 0;
   for (std::uint64_t seed = first_seed; seed < first_seed + static_cast<std::uint64_t>(sequences); ++seed) {
     sequence_spec s{.seed = seed, .steps = 1500, .shape = static_cast<size_shape>(seed % 3)};
     for (coalesce_mode mode : {coalesce_mode::immediate, coalesce_mode::deferred}) {
       typename alloc_t<P1, heap_backend>::config c1;
       typename alloc_t<P2, heap_backend>::config c2;
-      c1.coalesce.mode = c2.coalesce.mode = mode;
+      bool const first_has_it = set_coalesce_mode(c1, mode);
+      if (!set_coalesce_mode(c2, mode) || !first_has_it) continue;
       alloc_t<P1, heap_backend> a(heap_backend{}, c1);
       alloc_t<P2, heap_backend> b(heap_backend{}, c2);
       auto const da = drive(a, s, false);
@@ -31,8 +47,10 @@ void expect_same_decisions(std::uint64_t first_seed, int sequences)
       // and puts it back.
       ASSERT_EQ(a.stats().splits, b.stats().splits) << describe(s) << " coalesce=" << to_string(mode);
       ASSERT_EQ(a.stats().merges, b.stats().merges) << describe(s) << " coalesce=" << to_string(mode);
+      ++compared;
     }
   }
+  EXPECT_GE(compared, sequences) << "a mode both compositions have: immediate, for every sequence";
 }
 
 TEST(Equivalence, BestFitIsTheSameChoiceInEveryIndexThatServesIt)
@@ -100,6 +118,20 @@ TEST(Equivalence, SplittingAndMergingInPlaceChangesNoDecision)
 TEST(Equivalence, FixedListMappingMakesTheSameDecisions)
 {
   expect_same_decisions<policy<segregated_index, good_fit>, policy<tlsf_segregated_index, good_fit>>(160, 9);
+}
+
+// The registry builds tlsf's, best_fit's and first_fit's pairs with immediate coalescing
+// fixed in their type whenever that is the mode asked for (composition_impl.hpp,
+// make_with_immediate_coalescing): each must decide exactly as the pair that reads the mode.
+TEST(Equivalence, ImmediateCoalescingFixedInTheTypeMakesTheSameDecisions)
+{
+  using fixed = fixed_coalescing<coalesce_mode::immediate>;
+  expect_same_decisions<policy<tlsf_segregated_index, good_fit>,
+                        policy<tlsf_segregated_index, good_fit, threshold_split, fixed>>(170, 9);
+  expect_same_decisions<policy<fine_bins_index, best_fit>, policy<fine_bins_index, best_fit, threshold_split, fixed>>(
+      180, 9);
+  expect_same_decisions<policy<address_ordered_tree_index, first_fit>,
+                        policy<address_ordered_tree_index, first_fit, threshold_split, fixed>>(190, 9);
 }
 
 TEST(Equivalence, WorstFitIsTheSameChoiceInEveryIndexThatServesIt)
