@@ -67,18 +67,19 @@ class address_range_set {
   template <class MayMerge = always_merge>
   std::optional<range> insert(std::uintptr_t base, std::size_t size, MayMerge may_merge = {})
   {
-    if (size == 0 || base + size < base || overlaps(base, size)) return std::nullopt;
-    auto next = ranges_.lower_bound(base);
+    if (size == 0 || base + size < base) return std::nullopt;
+    auto next = ranges_.lower_bound(base);  // the one lookup: the overlap test, both merges and the insertion use it
+    if (overlaps_around(next, base, size)) return std::nullopt;
     auto const prev = next == ranges_.begin() ? ranges_.end() : std::prev(next);
     if (next != ranges_.end() && next->first == base + size && may_merge(base, next->first)) {
       size += next->second;
-      ranges_.erase(next);
+      next = ranges_.erase(next);
     }
     if (prev != ranges_.end() && prev->first + prev->second == base && may_merge(prev->first, base)) {
       prev->second += size;
       return range{prev->first, prev->second};
     }
-    ranges_.emplace(base, size);
+    ranges_.emplace_hint(next, base, size);
     return range{base, size};
   }
 
@@ -96,10 +97,7 @@ class address_range_set {
 
   [[nodiscard]] bool overlaps(std::uintptr_t base, std::size_t size) const
   {
-    if (size == 0) return false;
-    auto const next = ranges_.lower_bound(base);
-    if (next != ranges_.end() && next->first - base < size) return true;
-    return next != ranges_.begin() && std::prev(next)->first + std::prev(next)->second > base;
+    return size != 0 && overlaps_around(ranges_.lower_bound(base), base, size);
   }
 
   [[nodiscard]] std::size_t count() const noexcept { return ranges_.size(); }
@@ -111,6 +109,14 @@ class address_range_set {
 
  private:
   using map = std::map<std::uintptr_t, std::size_t>;  // base -> size
+
+  // Whether [base, base + size), size not 0, shares a byte with a range: with `next`, the
+  // first range at or above base, or with the one before it.
+  [[nodiscard]] bool overlaps_around(map::const_iterator next, std::uintptr_t base, std::size_t size) const noexcept
+  {
+    if (next != ranges_.end() && next->first - base < size) return true;
+    return next != ranges_.begin() && std::prev(next)->first + std::prev(next)->second > base;
+  }
 
   // The range that holds [base, base + size) whole, or end().
   [[nodiscard]] map::const_iterator holder(std::uintptr_t base, std::size_t size) const
@@ -125,9 +131,9 @@ class address_range_set {
   void carve(map::const_iterator it, std::uintptr_t at, std::size_t size)
   {
     auto const [base, n] = *it;
-    ranges_.erase(it);
-    if (at > base) ranges_.emplace(base, at - base);
-    if (at + size < base + n) ranges_.emplace(at + size, base + n - (at + size));
+    auto place = ranges_.erase(it);  // what is left goes where the range was: no lookup
+    if (at + size < base + n) place = ranges_.emplace_hint(place, at + size, base + n - (at + size));
+    if (at > base) ranges_.emplace_hint(place, base, at - base);
   }
 
   map ranges_;

@@ -91,13 +91,12 @@ class host_region_arena {
   // occupies whole pages, so that giving one back never touches another's.
   std::optional<std::uintptr_t> place(std::size_t size, std::size_t alignment)
   {
-    auto const pages = align_up_checked(size, host_address_reservations::os_page());
-    if (size == 0 || !pages || *pages > ~std::size_t{0} - redzone) return std::nullopt;
-    std::size_t const footprint = *pages + redzone;
-    std::optional<std::uintptr_t> const at = place_footprint(footprint, alignment);
+    std::optional<std::size_t> const footprint = footprint_of(size);
+    if (!footprint) return std::nullopt;
+    std::optional<std::uintptr_t> const at = place_footprint(*footprint, alignment);
     if (at) {
       unpoison(*at, size);
-      poison(*at + size, footprint - size);  // to the byte: ASan's shadow marks partial granules
+      poison(*at + size, *footprint - size);  // to the byte: ASan's shadow marks partial granules
     }
     return at;
   }
@@ -106,7 +105,7 @@ class host_region_arena {
   // kernel and the range may be placed again.
   void give_back(std::uintptr_t base, std::size_t size)
   {
-    std::size_t const footprint = align_up(size, host_address_reservations::os_page()) + redzone;
+    std::size_t const footprint = *footprint_of(size);  // place() returned it, so it has one
     ::madvise(reinterpret_cast<void*>(base), footprint, MADV_DONTNEED);
     poison(base, footprint);
     give_back_range(base, footprint);
@@ -122,6 +121,15 @@ class host_region_arena {
     std::uintptr_t top;           // where the next region above the others goes
     std::uintptr_t poisoned_end;  // the end of the highest range poisoned (ASan)
   };
+
+  // The address space a region of `size` bytes occupies: whole pages, and the red zone
+  // after them. nullopt where there is none (size 0) or it passes the end of the space.
+  static std::optional<std::size_t> footprint_of(std::size_t size) noexcept
+  {
+    auto const pages = align_up_checked(size, host_address_reservations::os_page());
+    if (size == 0 || !pages || *pages > ~std::size_t{0} - redzone) return std::nullopt;
+    return *pages + redzone;
+  }
 
 #ifdef FRAGLAB_ASAN
   void poison(std::uintptr_t a, std::size_t n) noexcept
