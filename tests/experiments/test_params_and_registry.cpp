@@ -1,8 +1,12 @@
 // Sizes with units, parameters, compose specs and the registry's errors.
+#include "engine/allocator.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/registry/config_from_params.hpp"
+#include "policies/fits.hpp"
+#include "policies/indexes/segregated_index.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "support/random_driver.hpp"
 
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -310,6 +315,25 @@ TEST(Presets, TheTargetPresetsCoalesceAsTheirModeSays)
       EXPECT_EQ(free_below_z, expected) << preset << " coalesce=" << mode;
       EXPECT_EQ(a->check_invariants(), "") << preset << " coalesce=" << mode;
     }
+}
+
+// The registry chooses a type that fixes immediate coalescing only where the parameters ask
+// for it, so this refusal cannot be reached through it: a caller that builds such a type's
+// configuration itself must not get a composition that coalesces against its parameters.
+TEST(Presets, ATypeThatFixesItsCoalescingRefusesParametersAskingForAnother)
+{
+  using fixed = allocator<policy<segregated_index, good_fit, threshold_split, fixed_coalescing<coalesce_mode::immediate>>, any_backend>;
+  EXPECT_EQ(registry_detail::config_from_params<fixed>({}).coalesce.mode, coalesce_mode::immediate);
+  for (char const* mode : {"deferred", "never"}) {
+    param_set p;
+    p.set("coalesce", mode);
+    try {
+      (void)registry_detail::config_from_params<fixed>(p);
+      ADD_FAILURE() << "coalesce=" << mode << " accepted by a type that fixes immediate coalescing";
+    } catch (std::invalid_argument const& e) {
+      EXPECT_STREQ(e.what(), "parameter coalesce: this composition's type fixes it to immediate") << mode;
+    }
+  }
 }
 
 TEST(Presets, ClassicPresetsChargeTheHeaderToEveryBlock)
