@@ -482,6 +482,32 @@ TEST(FineBinsIndex, ABinAnswersFromItsTreesEndsWithoutADescent)
   EXPECT_GT(steps_of(290, greatest), 2u);
 }
 
+// The lowest chunk answers every first-fit request it holds in one step, with no descent;
+// one it does not hold is sought from the root. Erasing it hands the place to the next chunk
+// up, whether that is in its right subtree or its parent.
+TEST(AddressOrderedTreeIndex, TheLowestChunkServesWhatItHoldsWithoutADescent)
+{
+  index_fixture<address_ordered_tree_index> f;
+  std::vector<chunk_of<address_ordered_tree_index>*> chunks;
+  for (std::uintptr_t i = 0; i < 64; ++i) chunks.push_back(f.make(0x10000 + i * 0x1000, i % 2 == 0 ? 64 : 512));
+  for (std::size_t i = 0; i < chunks.size(); ++i) f.ix.insert(*chunks[(i * 37) % chunks.size()]);  // in no order
+  auto steps_of = [&](std::size_t n, auto* expected) {
+    std::uint64_t const before = f.ix.steps();
+    EXPECT_EQ(f.ix.find_first(n), expected) << n;
+    return f.ix.steps() - before;
+  };
+  EXPECT_EQ(steps_of(64, chunks[0]), 1u);
+  EXPECT_GT(steps_of(65, chunks[1]), 1u);  // the lowest is too small: a descent
+  for (std::size_t gone = 0; gone < 8; ++gone) {
+    f.ix.erase(*chunks[gone]);
+    ASSERT_EQ(f.ix.check(), "") << "after erasing chunk " << gone;
+    EXPECT_EQ(steps_of(64, chunks[gone + 1]), 1u) << "after erasing chunk " << gone;
+  }
+  f.ix.insert(*chunks[3]);  // below the lowest again
+  EXPECT_EQ(steps_of(1, chunks[3]), 1u);
+  EXPECT_EQ(f.ix.check(), "");
+}
+
 TEST(AddressOrderedTreeIndex, FirstNextAndWorstMatchTheRuleOnRandomSets)
 {
   std::uintptr_t rover = 0;
