@@ -484,7 +484,7 @@ TEST(FineBinsIndex, ABinAnswersFromItsTreesEndsWithoutADescent)
 
 // The lowest chunk answers every first-fit request it holds in one step, with no descent;
 // one it does not hold is sought from the root. Erasing it hands the place to the next chunk
-// up, whether that is in its right subtree or its parent.
+// up. (The random-set driver below fails where that step goes to the wrong chunk.)
 TEST(AddressOrderedTreeIndex, TheLowestChunkServesWhatItHoldsWithoutADescent)
 {
   index_fixture<address_ordered_tree_index> f;

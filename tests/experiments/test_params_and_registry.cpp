@@ -5,9 +5,9 @@
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/registry/config_from_params.hpp"
+#include "experiments/trace/native_text.hpp"
 #include "policies/fits.hpp"
 #include "policies/indexes/segregated_index.hpp"
-#include "experiments/trace/native_text.hpp"
 #include "support/random_driver.hpp"
 
 #include <gtest/gtest.h>
