@@ -30,6 +30,16 @@
 // than every chunk of a lower one. The front's rules are least_size_front's: it takes the
 // least-size chunks when the bins hold `least_size_bitmap_from` of them and none smaller,
 // and gives them back under a quarter of that.
+//
+// Why from 1024 chunks, where tree_index's front starts at 64: the bitmap keeps a pointer
+// per unit of address span (16 bytes here), in pages the kernel maps on first write, so
+// each 8 KiB of span its chunks visit costs a page fault once per allocator (12-15 us on
+// the development VM). tree_index's front thins one tree of every size, whose descents it
+// shortens for every request; here the least size has a bin of its own, whose tree of a
+// thousand chunks is ten levels deep. From 64, `fraglab replay` (a fresh allocator a run)
+// of `fraglab gen phases` took 160-195 ns an operation, from 1024 81-84, and perl 85 -> 67;
+// on an allocator kept warm all nine real traces stayed level, though perl runs 9% more
+// instructions (docs/performance.md, fifty-third round).
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
@@ -45,8 +55,8 @@ namespace fraglab {
 
 struct fine_bins_index_params : bins_index_params {
   fine_bins_index_params() : bins_index_params{16, 160} {}
-  std::size_t least_size = 16;              // the smallest chunk the size rule makes; the registry sets it
-  std::size_t least_size_bitmap_from = 64;  // as tree_index's (0: never)
+  std::size_t least_size = 16;                // the smallest chunk the size rule makes; the registry sets it
+  std::size_t least_size_bitmap_from = 1024;  // 0: never; above, why not tree_index's 64
 };
 
 struct fine_bins_index {

@@ -441,6 +441,34 @@ TEST(FineBinsIndex, LeastSizeInItsAddressBitmapMatchesTheRuleOnRandomSets)
   expect_size_address_order_across_the_address_bitmap<odd_bitmap_fine_bins>(in_bitmap, 48);
 }
 
+// By default the front waits for 1,024 chunks of the least size, where tree_index's waits
+// for 64: below that they stay in their own bin's tree, since the bitmap would map a page
+// of pointers per 8 KiB of their span (fine_bins_index.hpp, "Why from 1024"). It gives them
+// back under a quarter of that.
+TEST(FineBinsIndex, TheFrontWaitsForAThousandChunksOfTheLeastSize)
+{
+  index_fixture<fine_bins_index> f;
+  std::vector<chunk_of<fine_bins_index>*> sixteens;
+  f.ix.insert(*f.make(0x10, 32));  // lower in address, but after them in the (size, address) order
+  for (std::uintptr_t i = 0; i < 1024; ++i) {
+    EXPECT_FALSE(f.ix.least_size_in_bitmap()) << "with " << i << " chunks of 16 bytes";
+    sixteens.push_back(f.make(0x10000 + 0x4000 * (1023 - i), 16));  // in falling address order
+    f.ix.insert(*sixteens.back());
+  }
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_best(1), sixteens.back());   // the lowest address
+  EXPECT_EQ(f.ix.find_best(17)->size, 32u);
+  for (std::size_t left = 1024; left > 256; --left) f.ix.erase(*sixteens[left - 1]);  // the lowest first
+  EXPECT_TRUE(f.ix.least_size_in_bitmap());  // 256 left: not under a quarter
+  EXPECT_EQ(f.ix.find_best(1), sixteens[255]);
+  f.ix.erase(*sixteens[255]);
+  EXPECT_FALSE(f.ix.least_size_in_bitmap());
+  EXPECT_EQ(f.ix.check(), "");
+  EXPECT_EQ(f.ix.find_best(1), sixteens[254]);
+  EXPECT_EQ(f.ix.size(), 256u);
+}
+
 TEST(FineBinsIndex, ExchangesNeverPutALeastSizeChunkInTheBinsBesideTheBitmap)
 {
   fine_bins_index_params p;
