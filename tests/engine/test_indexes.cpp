@@ -457,7 +457,7 @@ TEST(FineBinsIndex, TheFrontWaitsForAThousandChunksOfTheLeastSize)
   }
   EXPECT_TRUE(f.ix.least_size_in_bitmap());
   EXPECT_EQ(f.ix.check(), "");
-  EXPECT_EQ(f.ix.find_best(1), sixteens.back());   // the lowest address
+  EXPECT_EQ(f.ix.find_best(1), sixteens.back());  // the lowest address
   EXPECT_EQ(f.ix.find_best(17)->size, 32u);
   for (std::size_t left = 1024; left > 256; --left) f.ix.erase(*sixteens[left - 1]);  // the lowest first
   EXPECT_TRUE(f.ix.least_size_in_bitmap());  // 256 left: not under a quarter
