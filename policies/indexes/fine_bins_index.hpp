@@ -34,12 +34,13 @@
 // Why from 1024 chunks, where tree_index's front starts at 64: the bitmap keeps a pointer
 // per unit of address span (16 bytes here), in pages the kernel maps on first write, so
 // each 8 KiB of span its chunks visit costs a page fault once per allocator (12-15 us on
-// the development VM). tree_index's front thins one tree of every size, whose descents it
-// shortens for every request; here the least size has a bin of its own, whose tree of a
-// thousand chunks is ten levels deep. From 64, `fraglab replay` (a fresh allocator a run)
-// of `fraglab gen phases` took 160-195 ns an operation, from 1024 81-84, and perl 85 -> 67;
-// on an allocator kept warm all nine real traces stayed level, though perl runs 9% more
-// instructions (docs/performance.md, fifty-third round).
+// one instance of the development VM, 2-3 us on another). tree_index's front thins one
+// tree of every size, whose descents it shortens for every request; here the least size
+// has a bin of its own, whose tree of a thousand chunks is about ten levels deep. From 64,
+// `fraglab replay` (a fresh allocator a run) of `fraglab gen phases` took 160-195 ns an
+// operation on the slower instance, from 1024 81-84, and perl 85 -> 67; on an allocator
+// kept warm all nine real traces stayed level, though perl runs 9% more instructions
+// (docs/performance.md, fifty-third and fifty-fourth rounds).
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
