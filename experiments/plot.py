@@ -16,13 +16,14 @@ A missing column or a file that is not fraglab's CSV is an error naming FILE:LIN
 """
 
 import argparse
+import io
 import os
 import sys
 from collections import OrderedDict
 
 import matplotlib
 
-from results_io import InputError, output_file, read_table
+from results_io import InputError, output_file, read_table, write_atomically
 
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "fraglab"
@@ -135,13 +136,9 @@ def figure_file(path):
 def save_atomically(fig, out):
     ext = figure_format(out)
     fig.tight_layout()
-    tmp = f"{out}.tmp.{os.getpid()}"
-    try:
-        fig.savefig(tmp, format=ext, dpi=120, metadata={"Date": None} if ext == "svg" else None)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    image = io.BytesIO()
+    fig.savefig(image, format=ext, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+    write_atomically(out, image.getvalue())
 
 
 def main(argv):

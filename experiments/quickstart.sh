@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
 [[ -d build ]] || meson setup build >/dev/null
-ninja -C build experiments/fraglab
+# The tracer too: `fraglab trace` and the results scripts that trace programs need it.
+ninja -C build experiments/fraglab experiments/tracer/libfraglab_tracer.so
 mkdir -p build/data
 build/experiments/fraglab gen phases --seed 1 -o build/data/phases.trace
 build/experiments/fraglab gen random --seed 1 -o build/data/random.trace

@@ -11,6 +11,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,10 +111,32 @@ def read_table(path, required):
 
 
 def write_atomically(path, text):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Writes `text` (str or bytes) to `path` as the fraglab command writes its outputs
+    (experiments/output/output_file.hpp): a link is followed, the temporary beside the target
+    is created exclusively under a unique name and removed if writing fails, the replaced
+    file's mode is kept, and a target that is not a regular file is written through."""
+    binary = isinstance(text, bytes)
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        with open(target, "wb" if binary else "w") as f:
+            f.write(text)
+        return
+    mode = os.stat(target).st_mode & 0o7777 if os.path.exists(target) else 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".fraglab-", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb" if binary else "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_csv(path, header, columns, rows):

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace fraglab {
@@ -79,9 +80,16 @@ struct growth_rule {
   std::size_t medium_segment = std::size_t{20} << 20;
   std::size_t large_round = std::size_t{2} << 20;
 
+  static constexpr double min_doubling_factor = 1.001;
+
   void validate() const
   {
-    if (factor < 1.0) throw std::invalid_argument("growth factor must be at least 1");
+    if (!(factor >= 1.0)) throw std::invalid_argument("growth factor must be at least 1");
+    // Doubling multiplies the region size until it holds the request: at a factor of 1 it
+    // never would, and just above 1 it would take billions of steps (one byte each).
+    if (kind == growth_kind::doubling && !(factor >= min_doubling_factor))
+      throw std::invalid_argument("growth factor must be at least 1.001 for doubling growth, which multiplies the region "
+                                  "size by it until the request fits; got " + std::to_string(factor));
     if (backoff < 0.0 || backoff >= 1.0) throw std::invalid_argument("backoff must be in [0, 1)");
     if (large_round == 0) throw std::invalid_argument("large_round must be positive");
   }

@@ -1,7 +1,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
 
-#include "experiments/output/atomic_file.hpp"
+#include "experiments/output/output_file.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
@@ -130,7 +130,7 @@ int replay(std::vector<std::string> const& args)
   }
   // The time series first: a failure to write it leaves no results table either.
   if (options.timeseries)
-    write_file_atomically(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
+    write_output_file(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
   write_rows(vm, result_columns(), rows);
   return 0;
 }
@@ -147,9 +147,7 @@ int convert(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   auto const files = vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (files.size() != 2) throw std::invalid_argument("expected IN and OUT, got " + std::to_string(files.size()) + " files");
-  check_output_file(files[1]);
-  if (std::filesystem::weakly_canonical(files[0]) == std::filesystem::weakly_canonical(files[1]))
-    throw std::invalid_argument("IN and OUT are the same file");
+  check_output_file(files[1], {files[0]});
   auto const to = trace::output_trace_format(files[1], vm["to"].as<std::string>());
   trace::trace const t = trace::read_trace(files[0]);
   trace::write_trace(files[1], t, to, "converted by fraglab convert from " + t.name);
@@ -202,7 +200,7 @@ int dump(std::vector<std::string> const& args)
       ("at", po::value<std::string>()->default_value("end"), "end, peak (first peak of reserved bytes) or N events")  //
       ("style", po::value<std::string>(), "tf (TF BFC's memory log) or pytorch (torch.cuda.memory_stats); "
                                           "default pytorch for pytorch_caching, tf otherwise")  //
-      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output");
+      ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
   add_allocator_options(desc);
   auto const parsed = parse_command(args, desc, "trace", 1);
   if (!parsed) return 0;
@@ -248,7 +246,7 @@ int dump(std::vector<std::string> const& args)
       rows.push_back({std::string(s.name), std::to_string(s.current), cell(s.peak), cell(s.allocated), cell(s.freed)});
     out << format_rows({"stat", "current", "peak", "allocated", "freed"}, rows, output_format::table);
   }
-  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out.str());
+  if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out.str());
   else std::cout << out.str();
   return 0;
 }

@@ -1,6 +1,7 @@
 // fraglab info, sweep, capacity and merge: the commands that run many cells of an experiment.
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/output/csv.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/replay/run_cells.hpp"
@@ -196,8 +197,11 @@ int sweep(std::vector<std::string> const& args)
       for (auto const& [key, values] : axes)
         if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
       auto values = split(std::string_view(v).substr(eq + 1), ',');
-      if (std::string const* twice = repeated(values))
-        throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + *twice + " is given twice");
+      for (std::size_t i = 0; i < values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (same_param_value(values[i], values[j]))
+            throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + values[i] +
+                                        (values[i] == values[j] ? " is given twice" : " is the same setting as " + values[j]));
       axes.emplace_back(v.substr(0, eq), std::move(values));
     }
   if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
@@ -351,15 +355,14 @@ int merge(std::vector<std::string> const& args)
   std::string first_row;
   for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
     std::ifstream in = open_input(path, "a sweep CSV");
-    std::string line;
-    std::size_t number = 0;
-    while (std::getline(in, line)) {
-      ++number;
+    std::vector<std::string> cells;
+    std::size_t lines = 0, records = 0;
+    for (std::size_t before = 0; read_csv_record(in, path, lines, cells); before = lines) {
+      std::size_t const number = before + 1;
       auto const where = path + ":" + std::to_string(number) + ": ";
-      std::vector<std::string> cells = split(line, ',');
-      if (number == 1) {
+      if (++records == 1) {
         if (cells.empty() || cells[0] != "cell")
-          throw input_error(where + "expected a sweep CSV header starting with 'cell', got " + fraglab::quoted(line));
+          throw input_error(where + "expected a sweep CSV header starting with 'cell', got " + fraglab::quoted(cells.empty() ? "" : cells[0]));
         if (cells.size() < 3 || cells[cells.size() - 2] != sweep_cells_column || cells.back() != sweep_id_column)
           throw input_error(where + "expected the CSV of `fraglab sweep --shard I/N --format csv`, whose last columns are " +
                             std::string(sweep_cells_column) + " and " + std::string(sweep_id_column));
@@ -390,10 +393,10 @@ int merge(std::vector<std::string> const& args)
       if (cell >= sweep_cells)
         throw input_error(where + "cell " + std::to_string(cell) + " is outside its sweep's " + std::to_string(sweep_cells) + " cells");
       cells.resize(cells.size() - 2);
-      if (!by_cell.emplace(cell, std::move(cells)).second)
+      if (!by_cell.emplace(cell, cells).second)
         throw input_error(where + "cell " + std::to_string(cell) + " appears twice");
     }
-    if (number == 0) throw input_error(path + ": empty file, expected a sweep CSV");
+    if (records == 0) throw input_error(path + ": empty file, expected a sweep CSV");
   }
   // A part may hold no cell (a shard past the grid's end), but some part must say which
   // sweep they are, and so how many cells make it whole.

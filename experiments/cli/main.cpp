@@ -1,5 +1,6 @@
 // fraglab: replay allocation traces under swappable allocator policies.
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/options.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <boost/program_options/errors.hpp>
@@ -33,6 +34,27 @@ commands:
 
 }  // namespace
 
+namespace {
+
+int run_command(std::string const& command, std::vector<std::string> const& args)
+{
+  if (command == "policies") return fraglab::cli::policies(args);
+  if (command == "replay") return fraglab::cli::replay(args);
+  if (command == "gen") return fraglab::cli::gen(args);
+  if (command == "convert") return fraglab::cli::convert(args);
+  if (command == "verify") return fraglab::cli::verify(args);
+  if (command == "dump") return fraglab::cli::dump(args);
+  if (command == "info") return fraglab::cli::info(args);
+  if (command == "sweep") return fraglab::cli::sweep(args);
+  if (command == "capacity") return fraglab::cli::capacity(args);
+  if (command == "merge") return fraglab::cli::merge(args);
+  if (command == "trace") return fraglab::cli::trace_program(args);
+  std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv)
 {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
@@ -42,19 +64,17 @@ int main(int argc, char** argv)
   std::string const command = argv[1];
   std::vector<std::string> const args(argv + 2, argv + argc);
   try {
-    if (command == "policies") return fraglab::cli::policies(args);
-    if (command == "replay") return fraglab::cli::replay(args);
-    if (command == "gen") return fraglab::cli::gen(args);
-    if (command == "convert") return fraglab::cli::convert(args);
-    if (command == "verify") return fraglab::cli::verify(args);
-    if (command == "dump") return fraglab::cli::dump(args);
-    if (command == "info") return fraglab::cli::info(args);
-    if (command == "sweep") return fraglab::cli::sweep(args);
-    if (command == "capacity") return fraglab::cli::capacity(args);
-    if (command == "merge") return fraglab::cli::merge(args);
-    if (command == "trace") return fraglab::cli::trace_program(args);
-    std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
-    return 2;
+    int status = run_command(command, args);
+    // A result printed to a full disk or a closed pipe is a result lost: `replay T > /dev/full`
+    // must not exit 0.
+    std::cout.flush();
+    if (!std::cout) throw std::runtime_error("standard output: write failed");
+    if (std::size_t const skipped = fraglab::cli::skipped_traces(); skipped != 0 && status == 0) {
+      std::cerr << "fraglab " << command << ": " << skipped << " trace" << (skipped == 1 ? " was" : "s were")
+                << " left out (--keep-going)\n";
+      status = 1;
+    }
+    return status;
   } catch (fraglab::input_error const& e) {
     std::cerr << "fraglab: " << e.what() << '\n';
     return 2;

@@ -1,12 +1,14 @@
 #include "experiments/cli/options.hpp"
 
 #include "experiments/cli/commands.hpp"
-#include "experiments/output/atomic_file.hpp"
+#include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/units.hpp"
+#include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -42,11 +44,19 @@ std::optional<po::variables_map> parse_command(std::vector<std::string> const& a
   return vm;
 }
 
+namespace {
+std::atomic<std::size_t> skipped{0};
+}  // namespace
+
+std::size_t skipped_traces() noexcept { return skipped.load(); }
+
 void add_trace_and_policy_options(po::options_description& desc)
 {
   desc.add_options()                                                                                                //
-      ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files: native text, RMM logging CSV or PyTorch snapshot")  //
-      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs");
+      ("trace", po::value<std::vector<std::string>>()->multitoken(),
+       "trace files (native text or binary, RMM logging CSV, PyTorch snapshot; gzip or zstd; `-` for standard input)")  //
+      ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
+      ("keep-going", "leave out a trace that cannot be read, with a warning, run the rest, and exit 1 at the end");
 }
 
 void check_distinct_names(std::vector<std::string> const& paths)
@@ -64,8 +74,18 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   if (!vm.count("trace")) throw std::invalid_argument("no trace given");
   auto const& paths = vm["trace"].as<std::vector<std::string>>();
   check_distinct_names(paths);
+  bool const keep_going = vm.count("keep-going") != 0;
   std::vector<trace::trace> traces;
-  for (auto const& path : paths) traces.push_back(trace::read_trace(path));
+  for (auto const& path : paths) {
+    try {
+      traces.push_back(trace::read_trace(path));
+    } catch (input_error const& e) {
+      if (!keep_going) throw;
+      std::cerr << "fraglab: warning: left out: " << e.what() << '\n';
+      ++skipped;
+    }
+  }
+  if (traces.empty()) throw input_error("no trace could be read (every one was left out)");
   return traces;
 }
 
@@ -159,20 +179,29 @@ void read_timing_options(po::variables_map const& vm, replay_options& o)
 
 void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names)
 {
-  std::vector<std::pair<char const*, std::filesystem::path>> seen;
+  // The inputs are every trace or part the command reads: `replay T -o T` would replace the
+  // trace with its own results.
+  std::vector<std::string> inputs;
+  for (char const* input : {"trace", "part"}) {
+    if (!vm.count(input)) continue;
+    if (auto const* many = boost::any_cast<std::vector<std::string>>(&vm[input].value()))
+      inputs.insert(inputs.end(), many->begin(), many->end());
+    else if (auto const* one = boost::any_cast<std::string>(&vm[input].value()))
+      inputs.push_back(*one);
+  }
+  std::vector<std::pair<char const*, std::string>> seen;
   for (char const* name : names) {
     if (!vm.count(name)) continue;
     std::string const path = vm[name].as<std::string>();
     try {
-      check_output_file(path);
+      check_output_file(path, inputs);
     } catch (std::invalid_argument const& e) {
       throw std::invalid_argument(std::string("--") + name + ": " + e.what());
     }
-    std::filesystem::path const where = std::filesystem::weakly_canonical(path);
-    for (auto const& [other, other_where] : seen)
-      if (where == other_where)
+    for (auto const& [other, other_path] : seen)
+      if (same_output(path, other_path))
         throw std::invalid_argument(std::string("--") + other + " and --" + name + " name the same file, " + path);
-    seen.emplace_back(name, where);
+    seen.emplace_back(name, path);
   }
 }
 
@@ -180,14 +209,14 @@ void add_output_options(po::options_description& desc)
 {
   desc.add_options()                                                                 //
       ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")  //
-      ("output,o", po::value<std::string>(), "write to FILE (atomically) instead of standard output");
+      ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
 }
 
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)
 {
   std::string const out = format_rows(columns, rows, parse_output_format(vm["format"].as<std::string>()));
-  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), out);
+  if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
   else std::cout << out;
 }
 

@@ -48,7 +48,10 @@ T const* repeated(std::vector<T> const& values)
 // Results name a trace by its file name, so two traces of one name (or one given twice)
 // would give rows that no reader could tell apart: throws std::invalid_argument for them.
 void check_distinct_names(std::vector<std::string> const& paths);
+// With --keep-going, a trace that cannot be read is left out with a warning and the command
+// runs on the rest; skipped_traces() counts them, and fraglab then exits 1.
 std::vector<trace::trace> read_traces(po::variables_map const& vm);
+std::size_t skipped_traces() noexcept;
 std::vector<std::string> policy_specs(po::variables_map const& vm);
 
 // A size with units; throws std::invalid_argument naming the option.

@@ -61,8 +61,11 @@ std::set<fs::path> trace_files_in(fs::path const& dir)
   return files;
 }
 
-[[noreturn]] void exec_traced(std::vector<std::string> const& command, fs::path const& tracer, fs::path const& dir)
+[[noreturn]] void exec_traced(std::vector<std::string> const& command, fs::path const& tracer, fs::path const& dir,
+                              std::string const& only)
 {
+  if (only.empty()) ::unsetenv("FRAGLAB_TRACE_ONLY");
+  else ::setenv("FRAGLAB_TRACE_ONLY", only.c_str(), 1);
   std::string preload = tracer.string();
   if (char const* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -82,9 +85,12 @@ int trace_program(std::vector<std::string> const& args)
   auto const dashes = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> const options(args.begin(), dashes);
   std::vector<std::string> const command(dashes == args.end() ? dashes : dashes + 1, args.end());
-  po::options_description desc("fraglab trace [-o DIR] [--tracer LIB] -- PROGRAM [ARGS...]");
+  po::options_description desc("fraglab trace [-o DIR] [--only NAME] [--tracer LIB] -- PROGRAM [ARGS...]");
   desc.add_options()                                                                                       //
       ("output,o", po::value<std::string>()->default_value("."), "directory for the trace files (made if absent)")  //
+      ("only", po::value<std::string>()->default_value(""),
+       "write traces only of processes whose executable is named NAME (e.g. python3.11 behind a pyenv shim); "
+       "the others run untraced but pass the tracer on")  //
       ("tracer", po::value<std::string>()->default_value(""), "the tracer library (default: beside fraglab)");
   auto const parsed = parse_command(options, desc);
   if (!parsed) return 0;
@@ -101,7 +107,10 @@ int trace_program(std::vector<std::string> const& args)
 
   pid_t const child = ::fork();
   if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) exec_traced(command, tracer, dir);
+  std::string const only = vm["only"].as<std::string>();
+  if (only.find('/') != std::string::npos)
+    throw std::invalid_argument("--only: expected an executable's file name, without directories, got '" + only + "'");
+  if (child == 0) exec_traced(command, tracer, dir, only);
   // Like time(1): a ^C is for the program, and the summary still follows.
   auto const old_int = std::signal(SIGINT, SIG_IGN), old_quit = std::signal(SIGQUIT, SIG_IGN);
   int status = 0;

@@ -1,11 +1,36 @@
 #include "experiments/output/results_format.hpp"
 
+#include "experiments/output/csv.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <string_view>
 
 namespace fraglab {
 namespace {
+
+// The bytes of the UTF-8 sequence `s` starts with, or 0 where it starts with none.
+std::size_t utf8_sequence_length(std::string_view s)
+{
+  auto const c = static_cast<unsigned char>(s[0]);
+  std::size_t const n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || s.size() < n) return 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return 0;
+  auto const c1 = static_cast<unsigned char>(s[1]);
+  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
+    return 0;  // overlong, a surrogate, or above U+10FFFF
+  return n;
+}
+
+// Columns of a terminal a cell takes: UTF-8 continuation bytes take none.
+std::size_t display_width(std::string const& s)
+{
+  std::size_t n = 0;
+  for (char const c : s) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
 
 std::string fixed(double v, int digits)
 {
@@ -19,28 +44,58 @@ bool is_numeric(std::string const& s)
   return !s.empty() && s.find_first_not_of("0123456789.-e+") == std::string::npos;
 }
 
+// JSON strings are Unicode: a byte that is not part of valid UTF-8 (a file name in another
+// encoding) is written as the lone surrogate U+DC00+byte, as Python's surrogateescape reads
+// file names, so that `os.fsencode` gives the bytes back; control characters as \uXXXX.
 std::string json_escape(std::string const& s)
 {
   std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
+  auto hex4 = [&out](unsigned v) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", v);
+    out += buf;
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    auto const c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c < 0x20) hex4(c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    std::size_t const n = utf8_sequence_length(std::string_view(s).substr(i));
+    if (n == 0) {
+      hex4(0xdc00 + c);
+      ++i;
     } else {
-      out += c;
+      out.append(s, i, n);
+      i += n;
     }
   }
   return out;
 }
 
-std::string csv_cell(std::string const& s)
+// What a table or Markdown cell shows of text from outside (a file name): control bytes as
+// \xNN, so a name cannot move the cursor or clear the screen; in Markdown a '|' escaped, so it
+// cannot split a cell.
+std::string shown_cell(std::string const& s, bool md)
 {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  std::string out;
+  for (char const ch : s) {
+    auto const c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (md && (c == '|' || c == '\\')) {
+      out += '\\';
+      out += ch;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -145,17 +200,23 @@ std::string format_rows(std::vector<std::string> const& columns, std::vector<std
       return out + "]\n";
     case output_format::md:
     case output_format::table: {
+      bool const md = f == output_format::md;
+      std::vector<std::vector<std::string>> shown;
+      shown.reserve(rows.size());
+      for (auto const& row : rows) {
+        shown.emplace_back();
+        for (auto const& cell : row) shown.back().push_back(shown_cell(cell, md));
+      }
       std::vector<std::size_t> width(columns.size());
       for (std::size_t i = 0; i < columns.size(); ++i) {
         width[i] = columns[i].size();
-        for (auto const& row : rows) width[i] = std::max(width[i], row[i].size());
+        for (auto const& row : shown) width[i] = std::max(width[i], display_width(row[i]));
       }
-      bool const md = f == output_format::md;
       auto line = [&](std::vector<std::string> const& cells) {
         std::string l = md ? "| " : "";
         for (std::size_t i = 0; i < cells.size(); ++i) {
           bool const right = is_numeric(cells[i]) && &cells != &columns;
-          std::string const pad(width[i] - cells[i].size(), ' ');
+          std::string const pad(width[i] - display_width(cells[i]), ' ');
           l += right ? pad + cells[i] : cells[i] + pad;
           l += i + 1 < cells.size() ? (md ? " | " : "  ") : (md ? " |" : "");
         }
@@ -168,7 +229,7 @@ std::string format_rows(std::vector<std::string> const& columns, std::vector<std
         for (std::size_t i = 0; i < columns.size(); ++i) out += std::string(width[i] + 2, '-') + "|";
         out += "\n";
       }
-      for (auto const& row : rows) out += line(row);
+      for (auto const& row : shown) out += line(row);
       return out;
     }
   }

@@ -1,7 +1,7 @@
 // Result rows as an aligned table (terminal), CSV, JSON or Markdown.
 #pragma once
 
-#include "experiments/output/atomic_file.hpp"
+#include "experiments/output/output_file.hpp"
 #include "experiments/replay/replay_result.hpp"
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace fraglab {
@@ -97,7 +98,31 @@ param_spec const& spec_of(std::string_view key)
                               value + "'");
 }
 
+std::optional<bool> flag_value(std::string_view v)
+{
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<double> real_value(std::string_view v)
+{
+  double d = 0;
+  auto const [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc{} || end != v.data() + v.size()) return std::nullopt;
+  return d;
+}
+
 }  // namespace
+
+bool same_param_value(std::string_view a, std::string_view b)
+{
+  if (a == b) return true;
+  if (auto const x = real_value(a), y = real_value(b); x && y) return *x == *y;
+  if (auto const x = parse_size(a), y = parse_size(b); x && y) return *x == *y;
+  if (auto const x = flag_value(a), y = flag_value(b); x && y) return *x == *y;
+  return false;
+}
 
 std::span<param_spec const> known_params() { return all; }
 
@@ -144,18 +169,17 @@ std::size_t param_set::size(std::string_view key) const
 double param_set::real(std::string_view key) const
 {
   std::string const v = text(key);
-  double d = 0;
-  auto const [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (ec != std::errc{} || end != v.data() + v.size()) bad_value(key, v, "a number");
-  return d;
+  auto const d = real_value(v);
+  if (!d) bad_value(key, v, "a number");
+  return *d;
 }
 
 bool param_set::flag(std::string_view key) const
 {
   std::string const v = text(key);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  bad_value(key, v, "true or false");
+  auto const f = flag_value(v);
+  if (!f) bad_value(key, v, "true or false");
+  return *f;
 }
 
 unsigned param_set::count(std::string_view key) const

@@ -25,6 +25,11 @@ std::span<param_spec const> known_params();
 // The part a known key belongs to; throws std::invalid_argument for an unknown key.
 std::string_view part_of(std::string_view key);
 
+// Whether two values a key could be given are one setting however the key reads them: the
+// same text, number (`1` and `1.0`), size (`1MiB` and `1048576`) or flag (`1` and `true`).
+// A sweep over both would run one cell twice under two labels.
+bool same_param_value(std::string_view a, std::string_view b);
+
 class param_set {
  public:
   // Throws std::invalid_argument for an unknown key or a malformed KEY=VALUE. set()

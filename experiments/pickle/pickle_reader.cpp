@@ -9,7 +9,7 @@
 #include <iterator>
 #include <span>
 #include <unordered_map>
-#include <unordered_set>
+#include <memory>
 #include <vector>
 
 namespace fraglab::pickle {
@@ -18,6 +18,17 @@ namespace {
 class machine {
  public:
   machine(std::span<std::uint8_t const> data, std::string const& name) : data_(data), name_(name) {}
+  machine(machine const&) = delete;
+  machine& operator=(machine const&) = delete;
+  // A refused input may have left a cycle (built through the memo before STOP found it), which
+  // shared ownership would never free: every container still alive is emptied.
+  ~machine()
+  {
+    if (accepted_) return;
+    std::vector<value_ptr> unlinked;
+    for (auto const& weak : containers_)
+      if (auto c = weak.lock()) c->release_children(unlinked);
+  }
 
   value_ptr run()
   {
@@ -34,6 +45,8 @@ class machine {
         case 0x95: (void)fixed<std::uint64_t>(8); break;  // FRAME: framing only
         case '.': {  // STOP
           if (stack_.size() != 1 || !marks_.empty()) fail(at, "STOP with an unbalanced stack");
+          refuse_cycles(at);
+          accepted_ = true;
           return stack_.back();
         }
         case '(': marks_.push_back(stack_.size()); break;  // MARK
@@ -46,8 +59,8 @@ class machine {
         case 'J': push(make(static_cast<std::int64_t>(fixed<std::int32_t>(4)))); break;  // BININT
         case 'K': push(make(static_cast<std::int64_t>(byte()))); break;                  // BININT1
         case 'M': push(make(static_cast<std::int64_t>(fixed<std::uint16_t>(2)))); break; // BININT2
-        case 0x8a: push(make(long_bytes(at, byte()))); break;                            // LONG1
-        case 0x8b: push(make(long_bytes(at, fixed<std::uint32_t>(4)))); break;           // LONG4
+        case 0x8a: push(long_bytes(at, byte())); break;                                  // LONG1
+        case 0x8b: push(long_bytes(at, fixed<std::uint32_t>(4))); break;                 // LONG4
         case 'G': {  // BINFLOAT: big-endian double
           std::uint64_t bits = 0;
           for (int i = 0; i < 8; ++i) bits = bits << 8 | byte();
@@ -62,33 +75,31 @@ class machine {
         case 'C': push(make(raw(at, byte()))); break;                    // SHORT_BINBYTES
         case 'B': push(make(raw(at, fixed<std::uint32_t>(4)))); break;   // BINBYTES
         case 0x8e: push(make(raw(at, fixed<std::uint64_t>(8)))); break;  // BINBYTES8
-        case '}': push(make(dict_value{})); break;                       // EMPTY_DICT
-        case ']': push(make(list_value{})); break;                       // EMPTY_LIST
+        case '}': push(container(dict_value{})); break;                  // EMPTY_DICT
+        case ']': push(container(list_value{})); break;                  // EMPTY_LIST
         case ')': push(make_tuple({})); break;                           // EMPTY_TUPLE
-        case 0x8f: push(make(list_value{})); break;                      // EMPTY_SET (read as a list)
+        case 0x8f: push(container(list_value{})); break;                 // EMPTY_SET (read as a list)
         case 0x85: push(make_tuple(take(at, 1))); break;                 // TUPLE1
         case 0x86: push(make_tuple(take(at, 2))); break;                 // TUPLE2
         case 0x87: push(make_tuple(take(at, 3))); break;                 // TUPLE3
         case 't': push(make_tuple(take_to_mark(at))); break;             // TUPLE
         case 0x91: push(make_tuple(take_to_mark(at))); break;            // FROZENSET (read as a tuple)
-        case 'l': push(make(list_value{take_to_mark(at)})); break;       // LIST
+        case 'l': push(container(list_value{take_to_mark(at)})); break;  // LIST
         case 'd': {                                                      // DICT
           auto items = take_to_mark(at);
-          auto d = make(dict_value{});
+          auto d = container(dict_value{});
           add_pairs(at, *d, items);
           push(d);
           break;
         }
         case 'a': {  // APPEND
           auto item = pop(at);
-          refuse_cycle(at, *top(at), {&item, 1});
           list_of(at, top(at)).items.push_back(std::move(item));
           break;
         }
         case 'e':     // APPENDS
         case 0x90: {  // ADDITEMS
           auto items = take_to_mark(at);
-          refuse_cycle(at, *top(at), items);
           auto& l = list_of(at, top(at)).items;
           l.insert(l.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
           break;
@@ -163,18 +174,34 @@ class machine {
     return {s.begin(), s.end()};
   }
 
-  // Two's-complement little-endian integer of n bytes; must fit in 64 bits.
-  std::int64_t long_bytes(std::size_t at, std::uint64_t n)
+  // Two's-complement little-endian integer of n bytes: an int64 where it fits, else its bytes.
+  value_ptr long_bytes(std::size_t at, std::uint64_t n)
   {
     auto s = chunk(at, n);
+    if (fits_64_bits(s)) return make(small_long(s));
+    return make(big_integer{{s.begin(), s.end()}});
+  }
+
+  static bool fits_64_bits(std::span<std::uint8_t const> s)
+  {
+    std::size_t const n = s.size();
+    if (n <= 8) return true;
+    // Bytes past the eighth must all repeat the sign of the eighth.
+    std::uint8_t const sign = s[7] & 0x80 ? 0xff : 0x00;
+    for (std::size_t i = 8; i < n; ++i)
+      if (s[i] != sign) return false;
+    return true;
+  }
+
+  static std::int64_t small_long(std::span<std::uint8_t const> s)
+  {
+    std::size_t const n = s.size();
     if (n == 0) return 0;
-    if (n > 9 || (n == 9 && s[8] != 0 && s[8] != 0xff)) fail(at, "integer does not fit in 64 bits");
     std::uint64_t x = 0;
     std::size_t const used = n < 8 ? n : 8;
     for (std::size_t i = 0; i < used; ++i) x |= std::uint64_t{s[i]} << (8 * i);
     bool const negative = s[n - 1] & 0x80;
     if (n < 8 && negative) x |= ~std::uint64_t{0} << (8 * n);
-    if (n == 9 && (s[8] == 0) == static_cast<bool>(x >> 63)) fail(at, "integer does not fit in 64 bits");
     return static_cast<std::int64_t>(x);
   }
 
@@ -245,36 +272,68 @@ class machine {
   }
 
   // Plain data has no reference cycles, but the memo can build one (a list appended to
-  // itself, or to a list inside it). Refused: shared_ptr would leak it, and any walk over
-  // the value would never end. The search is over what is inserted, which a snapshot keeps
-  // small; `seen` makes shared sub-values cost once.
-  void refuse_cycle(std::size_t at, value const& target, std::span<value_ptr const> inserted)
+  // itself, or to a list inside it). Refused: shared ownership would leak it, and any walk
+  // over the value would never end. One depth-first search over every container still alive
+  // (coloured: on the path, or done), linear in the values and references, where a search on
+  // every insertion was quadratic in a deeply nested input.
+  void refuse_cycles(std::size_t at) const
   {
-    std::vector<value const*> pending;
-    std::unordered_set<value const*> seen;
-    for (auto const& v : inserted) pending.push_back(v.get());
-    while (!pending.empty()) {
-      value const* v = pending.back();
-      pending.pop_back();
-      if (v == &target) fail(at, "this would make a container contain itself (plain data has no reference cycles)");
-      if (!seen.insert(v).second) continue;
-      if (auto const* l = std::get_if<list_value>(&v->v))
-        for (auto const& item : l->items) pending.push_back(item.get());
-      else if (auto const* d = std::get_if<dict_value>(&v->v))
-        for (auto const& [k, item] : d->items) {
-          pending.push_back(k.get());
-          pending.push_back(item.get());
+    enum class mark : std::uint8_t { on_path, done };
+    std::unordered_map<value const*, mark> marks;
+    marks.reserve(containers_.size());
+    struct frame {
+      value const* v;
+      std::size_t next;  // index of the next child to visit (dict: 2 per item)
+    };
+    std::vector<frame> path;
+    auto child = [](value const& v, std::size_t i) -> value const* {
+      if (auto const* l = std::get_if<list_value>(&v.v)) return i < l->items.size() ? l->items[i].get() : nullptr;
+      if (auto const* d = std::get_if<dict_value>(&v.v))
+        return i < 2 * d->items.size() ? (i % 2 == 0 ? d->items[i / 2].first : d->items[i / 2].second).get() : nullptr;
+      return nullptr;
+    };
+    auto is_container = [](value const* v) { return v->is_list() || v->is_dict(); };
+    for (auto const& weak : containers_) {
+      auto const root = weak.lock();
+      if (!root || marks.contains(root.get())) continue;
+      marks.emplace(root.get(), mark::on_path);
+      path.push_back({root.get(), 0});
+      while (!path.empty()) {
+        frame& f = path.back();
+        value const* c = child(*f.v, f.next++);
+        if (c == nullptr) {
+          marks[f.v] = mark::done;
+          path.pop_back();
+          continue;
         }
+        if (!is_container(c)) continue;
+        auto const [it, fresh] = marks.try_emplace(c, mark::on_path);
+        if (!fresh) {
+          if (it->second == mark::on_path)
+            fail(at, "a container contains itself (plain data has no reference cycles)");
+          continue;
+        }
+        path.push_back({c, 0});
+      }
     }
   }
 
   void add_pairs(std::size_t at, value& target, std::vector<value_ptr>& items)
   {
-    refuse_cycle(at, target, items);
     auto* d = std::get_if<dict_value>(&target.v);
     if (d == nullptr) fail(at, "setting an item on something that is not a dict");
     if (items.size() % 2 != 0) fail(at, "odd number of items for a dict");
-    for (std::size_t i = 0; i < items.size(); i += 2) d->items.emplace_back(items[i], items[i + 1]);
+    for (std::size_t i = 0; i < items.size(); i += 2) set_item(*d, std::move(items[i]), std::move(items[i + 1]));
+  }
+
+  // A list or dict, remembered so that the cycle check and the clean-up of a refused input
+  // can reach it however it was referenced.
+  template <class T>
+  value_ptr container(T x)
+  {
+    value_ptr v = make(std::move(x));
+    containers_.push_back(v);
+    return v;
   }
 
   value_ptr memo_get(std::size_t at, std::uint64_t key)
@@ -319,6 +378,8 @@ class machine {
   std::vector<value_ptr> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, value_ptr> memo_;
+  std::vector<std::weak_ptr<value>> containers_;
+  bool accepted_ = false;
 };
 
 }  // namespace

@@ -4,11 +4,13 @@
 // timing columns.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -32,9 +34,19 @@ std::vector<Result> run_cells(std::size_t count, unsigned jobs, std::function<Re
       }
     }
   };
-  unsigned const threads = jobs == 0 ? 1 : jobs;
+  // More threads than cores or cells only cost memory (a stack each): `--jobs 100000` under
+  // a memory limit could not create them. A thread the system refuses is done without; the
+  // calling thread is always one.
+  unsigned const cores = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t const threads = std::min<std::size_t>({jobs == 0 ? 1 : jobs, cores, count});
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads && t < count; ++t) pool.emplace_back(worker);
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (std::system_error const&) {
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);

@@ -1,26 +1,24 @@
-// An input file opened for reading, or an input_error that says why not.
+// An input opened for reading, whatever the user named: a regular file as it is; `-`
+// (standard input), a pipe, a process substitution (`<(...)`) or a device, and a gzip or
+// zstd file, by way of a spool: its bytes (decompressed) copied once into an unlinked
+// temporary file. The spool lets format detection peek at the first bytes and the binary
+// reader read the trace again on every pass, which a pipe allows neither; it is made on the
+// first open of a name and reused by every later one in the process. Messages keep the name
+// the user gave; byte offsets in a compressed input count its decompressed bytes.
 #pragma once
 
 #include "experiments/trace/input_error.hpp"
 
-#include <filesystem>
 #include <fstream>
 #include <ios>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 namespace fraglab {
 
-// A directory is named as one: opening it succeeds on Linux, and its reads then fail as
-// if it were an empty file. `expected` says what the path should have been ("a trace file").
-inline std::ifstream open_input(std::string const& path, std::string_view expected, std::ios::openmode mode = std::ios::in)
-{
-  if (std::error_code ec; std::filesystem::is_directory(path, ec))
-    throw input_error(path + ": a directory; expected " + std::string(expected));
-  std::ifstream in(path, mode);
-  if (!in) throw input_error(path + ": cannot open for reading");
-  return in;
-}
+// Throws input_error naming `path`: a directory ("expected `expected`", e.g. "a trace
+// file"), a file that cannot be opened, a compression fraglab does not read (xz, bzip2,
+// lz4, zip, 7z: named, with the command that decompresses it), or a corrupt compressed stream.
+std::ifstream open_input(std::string const& path, std::string_view expected, std::ios::openmode mode = std::ios::in);
 
 }  // namespace fraglab

@@ -1,6 +1,6 @@
 #include "experiments/trace/write_trace.hpp"
 
-#include "experiments/output/atomic_file.hpp"
+#include "experiments/output/output_file.hpp"
 #include "experiments/trace/native_binary.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
@@ -31,7 +31,7 @@ trace_format output_trace_format(std::string const& path, std::string_view reque
 
 void write_trace(std::string const& path, trace const& t, trace_format f, std::string const& comment)
 {
-  atomic_file out(path);
+  output_file out(path);
   switch (f) {
     case trace_format::native_text: write_native_text(out.stream(), t, comment); break;
     case trace_format::native_binary: write_native_binary(out.stream(), t); break;

@@ -2,7 +2,7 @@
 // trace -- PROGRAM`), it records every malloc, calloc, realloc, reallocarray, free,
 // memalign, posix_memalign, aligned_alloc, valloc and pvalloc into a native binary trace,
 // one file per process: DIR/PROGRAM.PID.fbin, DIR from FRAGLAB_TRACE_DIR or else the
-// working directory.
+// working directory; with FRAGLAB_TRACE_ONLY=NAME only processes whose executable is NAME.
 //
 // How it stays correct:
 // - No recursion: its tables live in mmap'd pages, its file is written with write(2), and
@@ -14,7 +14,7 @@
 //   returned it, so two threads never record the same address live twice.
 // - fork: the prepare handler flushes (so the child cannot write the parent's records
 //   again); the child starts its own file at its first allocation event, beginning with
-//   an allocation for every block it inherited, so its frees of them match.
+//   an allocation for every block it inherited (renumbered from 1), so its frees of them match.
 // - exec, _exit: the file is flushed first (the header always counts what was written).
 //   At normal exit the destructor flushes and later events (other libraries' destructors)
 //   are written through one by one.
@@ -168,14 +168,26 @@ bool ensure_file()
   }
   char name[256];
   program_name(name, sizeof name);
+  // FRAGLAB_TRACE_ONLY (`fraglab trace --only`): the other processes run as they would,
+  // keeping LD_PRELOAD for the children they start, but write nothing.
+  if (char const* only = ::getenv("FRAGLAB_TRACE_ONLY"); only && *only && std::strcmp(only, name) != 0)
+    return rec.disabled = true, false;
   if (!rec.file.create(dir, name, static_cast<long>(::getpid()))) {
     complain("cannot create a trace file in FRAGLAB_TRACE_DIR (or the working directory); not tracing");
     return rec.disabled = true, false;
   }
   if (rec.inherited_pending) {
+    // The inherited blocks are this file's first allocations, numbered afresh from 1: the
+    // parent's numbers have gaps where its freed blocks were, and a file whose slots exceed
+    // its allocations is not a trace (every slot but 0 is allocated at least once).
     rec.inherited_pending = false;
+    rec.free_slots.clear();
+    rec.next_slot = 1;
     bool ok = true;
-    rec.live.for_each([&](live_block const& b) { ok = ok && rec.file.allocation(b.slot, b.size, b.log2_alignment); });
+    rec.live.for_each_mutable([&](live_block& b) {
+      b.slot = rec.next_slot++;
+      ok = ok && rec.file.allocation(b.slot, b.size, b.log2_alignment);
+    });
     if (!ok) return rec.disabled = true, false;
   }
   return true;

@@ -6,6 +6,9 @@
 //   counting_program threads T N    T threads, each N mallocs and frees, some held a while
 //   counting_program fork K C       K blocks live across fork; the child allocates C, frees
 //                                   everything and leaves by _exit; the parent frees its K
+//   counting_program fork-exit K C  2K blocks, every other one freed (gaps in the tracer's
+//                                   numbering), then as fork, but the child returns from
+//                                   main (exit, destructors and all), as a shell's $(...) does
 //   counting_program exec E         E blocks, then exec of itself as `calls 1`
 #include <malloc.h>
 #include <sys/wait.h>
@@ -93,6 +96,31 @@ int forking(long k, long c)
   return 0;
 }
 
+int forking_with_gaps(long k, long c)
+{
+  std::vector<void*> parent_blocks;
+  for (long i = 0; i < 2 * k; ++i) {
+    void* p = std::malloc(band + 210);
+    if (i % 2 == 0) std::free(p);
+    else parent_blocks.push_back(p);
+  }
+  std::fflush(stdout);
+  pid_t const child = fork();
+  must(child >= 0, "fork");
+  if (child == 0) {
+    std::vector<void*> own;
+    for (long i = 0; i < c; ++i) own.push_back(std::malloc(band + 211));
+    for (void* p : own) std::free(p);
+    for (void* p : parent_blocks) std::free(p);
+    return 0;  // exit(), not _exit(): the tracer's destructor writes the header
+  }
+  int status = 0;
+  must(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child");
+  for (void* p : parent_blocks) std::free(p);
+  std::printf("%ld %ld\n", k, c);
+  return 0;
+}
+
 int exec_self(char const* self, long e)
 {
   for (long i = 0; i < e; ++i) must(std::malloc(band + 300) != nullptr, "malloc");  // still live at exec
@@ -108,7 +136,8 @@ int main(int argc, char** argv)
   if (argc == 3 && std::strcmp(argv[1], "calls") == 0) return calls(std::atol(argv[2]));
   if (argc == 4 && std::strcmp(argv[1], "threads") == 0) return threads(std::atol(argv[2]), std::atol(argv[3]));
   if (argc == 4 && std::strcmp(argv[1], "fork") == 0) return forking(std::atol(argv[2]), std::atol(argv[3]));
+  if (argc == 4 && std::strcmp(argv[1], "fork-exit") == 0) return forking_with_gaps(std::atol(argv[2]), std::atol(argv[3]));
   if (argc == 3 && std::strcmp(argv[1], "exec") == 0) return exec_self(argv[0], std::atol(argv[2]));
-  std::fprintf(stderr, "usage: counting_program calls N | threads T N | fork K C | exec E\n");
+  std::fprintf(stderr, "usage: counting_program calls N | threads T N | fork K C | fork-exit K C | exec E\n");
   return 2;
 }

@@ -69,6 +69,27 @@ expect "fork: the child inherits the 50 and frees them with its own 30 (flushed 
   '[[ $child == *"77200 50"* && $child == *"77201 30"* && $child == *"frees 80"* ]]'
 expect "fork: both traces are consistent" '[[ $parent == *"anomalies 0"* && $child == *"anomalies 0"* ]]'
 
+# fork, the child returning from main: its file numbers the inherited blocks afresh, so the
+# header's slots never exceed its allocations (the parent's numbering has gaps here).
+"$fraglab" trace -o "$work/forkexit" -- "$program" fork-exit 40 25 > /dev/null 2>&1
+expect "fork-exit: a file for the parent and one for the child" '[[ $(files "$work/forkexit" | wc -l) -eq 2 ]]'
+split_by_marker "$work/forkexit" "77211 25"
+child=$marked parent=$other
+expect "fork-exit: the child's trace is readable and holds its 25 and the 40 inherited" \
+  '[[ $child == *"77211 25"* && $child == *"77210 40"* && $child == *"frees 65"* && $child == *"anomalies 0"* ]]'
+expect "fork-exit: the parent's trace is readable" '[[ $parent == *"77210 80"* && $parent == *"frees 80"* ]]'
+
+# --only: a wrapper (here a shell script) that runs the program leaves no file of its own.
+printf '#!/bin/sh\n"%s" calls 1 > /dev/null\nexit 0\n' "$program" > "$work/wrapper.sh"
+chmod +x "$work/wrapper.sh"
+"$fraglab" trace -o "$work/only" --only counting_program -- "$work/wrapper.sh" > /dev/null 2>&1
+expect "--only keeps the program's trace and no other" \
+  '[[ $(files "$work/only" | wc -l) -eq 1 && $(ls "$work/only" | wc -l) -eq 1 ]]'
+"$fraglab" trace -o "$work/all" -- "$work/wrapper.sh" > /dev/null 2>&1
+expect "without --only the wrapper's shell is traced too" '[[ $(ls "$work/all" | wc -l) -gt 1 ]]'
+err=$("$fraglab" trace --only bin/sh -- true 2>&1); rc=$?
+expect "--only refuses a path" '[[ $rc -eq 2 && $err == *"--only: expected an executable"* ]]'
+
 # exec: the image that execs leaves its trace complete; the new image gets its own file.
 "$fraglab" trace -o "$work/exec" -- "$program" exec 40 > /dev/null 2>&1
 expect "exec: two files for one pid" '[[ $(files "$work/exec" | wc -l) -eq 2 ]]'

@@ -62,6 +62,14 @@ class pointer_table {
       if (table_[i].address != 0) f(table_[i]);
   }
 
+  // `f` may change anything but the address, which places the block in the table.
+  template <class F>
+  void for_each_mutable(F f) noexcept
+  {
+    for (std::size_t i = 0; i < capacity_; ++i)
+      if (table_[i].address != 0) f(table_[i]);
+  }
+
   std::size_t size() const noexcept { return count_; }
 
  private:

@@ -30,6 +30,7 @@ class mapped_vector {
     return true;
   }
   bool empty() const noexcept { return size_ == 0; }
+  void clear() noexcept { size_ = 0; }
   T pop_back() noexcept { return data_[--size_]; }
 
  private:
