@@ -81,8 +81,21 @@ def snapshot():
             "allocator_settings": {"expandable_segments": False, "max_split_size": -1}}
 
 
+def nested(depth):
+    """A list nested `depth` deep, built as a pickler would not: every list pushed, then
+    appended into the one below (the shape that crashed a recursive free)."""
+    return b"\x80\x02" + b"]" * depth + b"a" * (depth - 1) + b"."
+
+
 PICKLES = [(f"snapshot_p{p}", pickle.dumps(snapshot(), protocol=p)) for p in (2, 3, 4, 5)] + [
     ("plain_values", pickle.dumps([None, True, False, 1, -1, 2**70, 1.5, "s", b"b", (1, 2), {"k": [1]}], protocol=4)),
+    # The structures the hostile inputs use, so that bounded fuzzing starts next to them.
+    ("nested_lists", nested(1500)),
+    ("nested_dicts", b"\x80\x02" + b"}K\x01" * 1000 + b"s" * 999 + b"."),
+    ("memo_shared", b"\x80\x02]q\x00](" + b"h\x00" * 200 + b"e."),
+    ("repeated_keys", b"\x80\x02}(" + b"X\x01\x00\x00\x00aK\x01" * 50 + b"u."),
+    ("declared_lengths", b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7f" + b"a" * 16),
+    ("big_integers", pickle.dumps([2**64 - 1, -(2**200), {"line": 2**64 - 1}], protocol=4)),
 ]
 
 
