@@ -80,6 +80,8 @@ class allocator {
   static_assert(serves<index_type, fit_type>, "this index does not serve this fit");
   static_assert(split_rule<typename Policy::split>);
   static_assert(size_rule<typename Policy::size>);
+  static_assert(pool_rule<typename Policy::pools>);
+  using pool_key_type = pool_key_t<typename Policy::pools>;
 
   struct config {
     typename index_spec::params index{};
@@ -136,7 +138,7 @@ class allocator {
       if (need > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
       chunk_size = need = std::bit_ceil(need);
     }
-    std::uint64_t const key = cfg_.pools.pool_key(stream, chunk_size);
+    pool_key_type const key = cfg_.pools.pool_key(stream, chunk_size);
     if constexpr (requires { cfg_.reclaim.on_search(key); }) cfg_.reclaim.on_search(key);
     std::uint32_t pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
@@ -290,7 +292,7 @@ class allocator {
   // where `live` says (sorted by address, inside the region, granule-aligned) and free
   // chunks in the gaps, in the pool `pool_key` names. For replays that start from a
   // recorded state. Throws std::invalid_argument on an impossible layout.
-  void restore_region(acquisition a, std::uint64_t pool_key, std::span<restored_block const> live)
+  void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live)
   {
     std::size_t const g = cfg_.size.granule();
     auto bad = [](std::string const& what) { throw std::invalid_argument("restore_region: " + what); };
@@ -390,7 +392,7 @@ class allocator {
 
  private:
   struct pool_entry {
-    std::uint64_t key;
+    pool_key_type key;
     index_type index;
     bool dedicated = false;  // every block has a mapping of its own (pool rule's mapping_size)
     // Expandable pools (pool rule's reservation): one reserved address range, mapped in
@@ -438,7 +440,7 @@ class allocator {
     return n;
   }
 
-  std::uint32_t pool_for(std::uint64_t key)
+  std::uint32_t pool_for(pool_key_type const& key)
   {
     // Each found pool is a constant, not a loaded index, so that nothing after waits on
     // the lookup: a table of pools by key (one dependent load more) cost pytorch_caching up
@@ -448,7 +450,7 @@ class allocator {
     return other_pool(key);
   }
 
-  FRAGLAB_COLD std::uint32_t other_pool(std::uint64_t key)
+  FRAGLAB_COLD std::uint32_t other_pool(pool_key_type const& key)
   {
     for (std::uint32_t i = 2; i < pools_.size(); ++i)  // pool_for has compared the first two
       if (pools_[i]->key == key) return i;
@@ -476,7 +478,7 @@ class allocator {
   [[gnu::noinline]] miss_outcome allocate_on_miss(std::uint32_t pool, std::size_t need)
   {
     auto& ix = pools_[pool]->index;
-    std::uint64_t const key = pools_[pool]->key;
+    pool_key_type const key = pools_[pool]->key;
     if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
       if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
     if constexpr (maps_dedicated)
@@ -484,7 +486,7 @@ class allocator {
         // As grow() refuses a findable size below the request: a pool rule whose mapping
         // cannot hold the request (its arithmetic wrapped) must not hand out a short block.
         if (bytes < need) return {nullptr, pool, alloc_status::size_overflow};
-        if (chunk* c = map_dedicated(bytes)) return {c, pool_for(dedicated_pool_key), alloc_status::ok};
+        if (chunk* c = map_dedicated(bytes)) return {c, dedicated_pool_, alloc_status::ok};
       }
     reclaim_view view{*this};
     if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
@@ -519,8 +521,15 @@ class allocator {
     if constexpr (requires { backend_.acquire_mapping(bytes); }) a = backend_.acquire_mapping(bytes);
     else a = backend_.acquire(bytes, cfg_.size.granule());
     if (!a) return nullptr;
-    std::uint32_t const pool = pool_for(dedicated_pool_key);
-    pools_[pool]->dedicated = true;
+    if (dedicated_pool_ == no_pool) {
+      // The pool has no key of its own: it carries the first pool's, so a lookup by key,
+      // which returns the first pool that matches, never reaches it, whatever keys the pool
+      // rule makes (a reserved key value would alias one of them).
+      pools_.push_back(std::make_unique<pool_entry>(pool_entry{pools_.front()->key, index_type(cfg_.index)}));
+      dedicated_pool_ = static_cast<std::uint32_t>(pools_.size() - 1);
+      pools_.back()->dedicated = true;
+    }
+    std::uint32_t const pool = dedicated_pool_;
     count_acquisition(a);
     region* r = new_region(a, pool);
     chunk* c = make_chunk(a.base, a.size, r);
@@ -556,7 +565,7 @@ class allocator {
     {
       for (region const* r : a_.regions_)
         if (a_.region_is_idle(r))
-          f(free_region{r->base, r->size, a_.pools_[r->pool]->key, r->free_since, r->first == r->last});
+          f(free_region<pool_key_type>{r->base, r->size, a_.pools_[r->pool]->key, r->free_since, r->first == r->last});
     }
     bool release(std::uintptr_t base) { return a_.release_region(base); }
     // Gives `bytes` (a multiple of the backend's granularity, less than the chunk) from the
@@ -815,7 +824,7 @@ class allocator {
     return cfg_.split.should_split(c.size, rounded);
   }
 
-  static constexpr std::uint64_t dedicated_pool_key = ~std::uint64_t{0};
+  static constexpr std::uint32_t no_pool = ~std::uint32_t{0};
   // Whether the pool rule gives some blocks a mapping of their own (dlmalloc's mmap path).
   // Where it cannot, frees and splits do not test for one (sixteenth round).
   static constexpr bool maps_dedicated =
@@ -1067,6 +1076,7 @@ class allocator {
   detail::record_pool<region> regions_pool_{16};
   std::vector<region*> regions_;
   std::vector<std::unique_ptr<pool_entry>> pools_;
+  std::uint32_t dedicated_pool_ = no_pool;  // where blocks with a mapping of their own go
   detail::live_address_map<chunk> live_{cfg_.size.granule()};
   bool addresses_mapped_ = false;  // live_ holds every live chunk (since the first free by address)
   allocator_stats stats_;

@@ -58,8 +58,9 @@
 // never 0, which the engine reads as overflow); `r.granule()` -> power of two every chunk
 // address and size is a multiple of.
 //
-// Pool rule: `p.pool_of(s, rounded)` -> std::uint32_t, the free index a request searches
-// and a new region joins.
+// Pool rule: `p.pool_key(stream, rounded)` -> a key (any copyable, equality-comparable
+// type, so that it can keep a 64-bit stream whole): requests with equal keys search one free
+// index, and a new region joins the pool of the request that grew it.
 //
 // Backend (backends/): `b.acquire(n, alignment)` -> acquisition (empty when refused);
 // `b.release(base, n)` -> bool (false: this backend cannot give that range back, e.g. sbrk
@@ -77,6 +78,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace fraglab {
 
@@ -123,6 +126,15 @@ template <class R>
 concept split_rule = requires(R const r, std::size_t n) {
   { r.should_split(n, n) } -> std::convertible_to<bool>;
 };
+
+template <class P>
+concept pool_rule = requires(P const p, std::uint64_t stream, std::size_t n) {
+  requires std::equality_comparable<decltype(p.pool_key(stream, n))>;
+  requires std::copyable<decltype(p.pool_key(stream, n))>;
+};
+
+template <class P>
+using pool_key_t = std::remove_cvref_t<decltype(std::declval<P const&>().pool_key(std::uint64_t{}, std::size_t{}))>;
 
 template <class R>
 concept size_rule = requires(R const r, std::size_t n) {

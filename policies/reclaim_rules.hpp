@@ -19,11 +19,13 @@
 
 namespace fraglab {
 
-// A region without live blocks, as a reclaim rule sees it.
+// A region without live blocks, as a reclaim rule sees it; PoolKey is the pool rule's
+// pool_key type.
+template <class PoolKey>
 struct free_region {
   std::uintptr_t base;
   std::size_t size;
-  std::uint64_t pool_key;
+  PoolKey pool_key;
   std::uint64_t since;  // the rule's clock() when its last live block was freed
   bool whole;           // one free chunk covers it (PyTorch: the block is not split)
 };

@@ -64,15 +64,15 @@ struct workload_kind {
   char const* name;
   char const* summary;
   std::vector<option_spec> options;
-  trace::trace (*generate)(option_values const&);
+  trace::trace (*generate)(option_values const&, trace::trace_writer*);
 };
 
-trace::trace phases(option_values const& o)
+trace::trace phases(option_values const& o, trace::trace_writer* out)
 {
-  return gen::generate_phases({o.integer("seed"), o.integer("phases", 1), o.integer("objects", 1)});
+  return gen::generate_phases({o.integer("seed"), o.integer("phases", 1), o.integer("objects", 1)}, out);
 }
 
-trace::trace random_sizes(option_values const& o)
+trace::trace random_sizes(option_values const& o, trace::trace_writer* out)
 {
   gen::random_params p;
   p.seed = o.integer("seed");
@@ -82,10 +82,10 @@ trace::trace random_sizes(option_values const& o)
   p.max_size_log2 = static_cast<unsigned>(o.integer("max-size-log2"));
   if (p.min_size_log2 >= p.max_size_log2 || p.max_size_log2 > 40)
     throw std::invalid_argument("--min-size-log2 must be below --max-size-log2, which is at most 40");
-  return gen::generate_random(p);
+  return gen::generate_random(p, out);
 }
 
-trace::trace transformer(option_values const& o)
+trace::trace transformer(option_values const& o, trace::trace_writer* out)
 {
   gen::transformer_training_params p;
   p.seed = o.integer("seed");
@@ -113,10 +113,10 @@ trace::trace transformer(option_values const& o)
       "optimizer", {{"adam", gen::optimizer_kind::adam}, {"momentum", gen::optimizer_kind::momentum},
                     {"sgd", gen::optimizer_kind::sgd}});
   p.iterations = o.integer("iterations", 1);
-  return gen::generate_transformer_training(p);
+  return gen::generate_transformer_training(p, out);
 }
 
-trace::trace llm_serving(option_values const& o)
+trace::trace llm_serving(option_values const& o, trace::trace_writer* out)
 {
   gen::llm_serving_params p;
   p.seed = o.integer("seed");
@@ -137,7 +137,7 @@ trace::trace llm_serving(option_values const& o)
   p.prompt_max = o.integer("prompt-max", 1);
   p.output_min = o.integer("output-min", 1);
   p.output_max = o.integer("output-max", 1);
-  return gen::generate_llm_serving(p);
+  return gen::generate_llm_serving(p, out);
 }
 
 std::vector<workload_kind> const& workload_kinds()
@@ -249,10 +249,13 @@ int gen(std::vector<std::string> const& args)
     values[o.name] = vm[o.name].as<std::string>();
     command += std::string(" --") + o.name + ' ' + values[o.name];
   }
-  trace::trace const t = kind->generate(option_values(std::move(values)));
+  option_values const options(std::move(values));
   std::string const path = vm["output"].as<std::string>();
-  trace::write_trace(path, t, trace::output_trace_format(path, vm["to"].as<std::string>()), command);
-  std::cerr << "wrote " << t.events.size() << " events (" << t.allocs << " allocations) to " << path << '\n';
+  trace::trace summary;  // the events go to the file as they are made
+  trace::write_trace(path, trace::output_trace_format(path, vm["to"].as<std::string>()), command,
+                     [&](trace::trace_writer& out) { return summary = kind->generate(options, &out); });
+  std::cerr << "wrote " << summary.allocs + summary.frees << " events (" << summary.allocs << " allocations) to " << path
+            << '\n';
   return 0;
 }
 

@@ -19,9 +19,10 @@ constexpr std::size_t int64 = 8;
 
 class serving_run {
  public:
-  explicit serving_run(llm_serving_params const& p)
+  serving_run(llm_serving_params const& p, trace::trace_writer* out)
       : p_(p), r_(p.seed), b_("llm-serving-" + std::string(p.layout == kv_cache_layout::paged ? "paged" : "contiguous") +
-                              "-seed" + std::to_string(p.seed))
+                                  "-seed" + std::to_string(p.seed),
+                              out)
   {
     kv_hidden_ = p.kv_heads * (p.hidden / p.heads);
   }
@@ -191,7 +192,7 @@ void check(bool ok, char const* what)
 
 }  // namespace
 
-trace::trace generate_llm_serving(llm_serving_params const& p)
+trace::trace generate_llm_serving(llm_serving_params const& p, trace::trace_writer* out)
 {
   check(p.layers > 0 && p.hidden > 0 && p.heads > 0 && p.kv_heads > 0 && p.ffn > 0 && p.vocab > 0,
         "layers, hidden, heads, kv heads, ffn and vocab must be positive");
@@ -213,7 +214,7 @@ trace::trace generate_llm_serving(llm_serving_params const& p)
             detail::fits_in_largest_tensor({rows, 3, p.hidden}) && detail::fits_in_largest_tensor({rows, 2, p.ffn}) &&
             detail::fits_in_largest_tensor({rows, p.vocab}),
         "the largest tensor would exceed 2^50 bytes: lower hidden, ffn, vocab, block tokens, max batch or the prompt and output lengths");
-  return serving_run(p).run();
+  return serving_run(p, out).run();
 }
 
 }  // namespace fraglab::gen

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +49,8 @@ struct llm_serving_params {
 };
 
 // Throws std::invalid_argument for a shape that cannot be built.
-trace::trace generate_llm_serving(llm_serving_params const& p);
+// Without `out` the events are in the returned trace; with it they go to `out` as they are
+// made and the returned trace holds the name and counts only.
+trace::trace generate_llm_serving(llm_serving_params const& p, trace::trace_writer* out = nullptr);
 
 }  // namespace fraglab::gen

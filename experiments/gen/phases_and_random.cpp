@@ -10,10 +10,10 @@ namespace fraglab::gen {
 using detail::shuffle;
 using detail::trace_builder;
 
-trace::trace generate_phases(phases_params const& p)
+trace::trace generate_phases(phases_params const& p, trace::trace_writer* out)
 {
   rng r(p.seed);
-  trace_builder b("phases-seed" + std::to_string(p.seed));
+  trace_builder b("phases-seed" + std::to_string(p.seed), out);
   std::vector<std::uint32_t> long_lived;
   for (std::size_t phase = 0; phase < p.phases; ++phase) {
     std::vector<std::size_t> sizes(r.uniform(3, 8));
@@ -59,10 +59,10 @@ trace::trace generate_phases(phases_params const& p)
   return b.take();
 }
 
-trace::trace generate_random(random_params const& p)
+trace::trace generate_random(random_params const& p, trace::trace_writer* out)
 {
   rng r(p.seed);
-  trace_builder b("random-seed" + std::to_string(p.seed));
+  trace_builder b("random-seed" + std::to_string(p.seed), out);
   using death = std::pair<std::uint64_t, std::uint32_t>;  // (time of death, id)
   std::priority_queue<death, std::vector<death>, std::greater<>> dying;
   for (std::uint64_t now = 0; now < p.allocations; ++now) {

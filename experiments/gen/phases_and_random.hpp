@@ -10,6 +10,7 @@
 #pragma once
 
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <cstdint>
 
@@ -29,7 +30,9 @@ struct random_params {
   std::size_t mean_lifetime = 1000;  // in allocations; uniform in [1, 2 * mean]
 };
 
-trace::trace generate_phases(phases_params const& p);
-trace::trace generate_random(random_params const& p);
+// Without `out` the events are in the returned trace; with it they go to `out` as they are
+// made and the returned trace holds the name and counts only.
+trace::trace generate_phases(phases_params const& p, trace::trace_writer* out = nullptr);
+trace::trace generate_random(random_params const& p, trace::trace_writer* out = nullptr);
 
 }  // namespace fraglab::gen

@@ -20,7 +20,7 @@ constexpr std::size_t no_bias = SIZE_MAX;
 
 class training_run {
  public:
-  explicit training_run(transformer_training_params const& p) : p_(p), r_(p.seed), b_(trace_name(p))
+  training_run(transformer_training_params const& p, trace::trace_writer* out) : p_(p), r_(p.seed), b_(trace_name(p), out)
   {
     ffn_ = p.ffn_multiplier * p.hidden;
     mixed_ = p.dtype_bytes != fp32;
@@ -382,7 +382,7 @@ void check(bool ok, char const* what)
 
 }  // namespace
 
-trace::trace generate_transformer_training(transformer_training_params const& p)
+trace::trace generate_transformer_training(transformer_training_params const& p, trace::trace_writer* out)
 {
   check(p.layers > 0 && p.hidden > 0 && p.heads > 0 && p.vocab > 0 && p.batch > 0 && p.ffn_multiplier > 0,
         "layers, hidden, heads, vocab, batch and ffn multiplier must be positive");
@@ -402,7 +402,7 @@ trace::trace generate_transformer_training(transformer_training_params const& p)
             detail::fits_in_largest_tensor({p.hidden, widest_linear}) &&
             detail::fits_in_largest_tensor({p.vocab, p.hidden}) && detail::fits_in_largest_tensor({p.seq_len_max, p.hidden}),
         "the largest tensor would exceed 2^50 bytes: lower batch, seq_len_max, hidden, heads or vocab");
-  return training_run(p).run();
+  return training_run(p, out).run();
 }
 
 }  // namespace fraglab::gen

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +54,8 @@ struct transformer_training_params {
 
 // Throws std::invalid_argument for a shape that cannot be built (zero sizes, heads not
 // dividing hidden, seq_len above seq_len_max, dtype other than 2 or 4).
-trace::trace generate_transformer_training(transformer_training_params const& p);
+// Without `out` the events are in the returned trace; with it they go to `out` as they are
+// made and the returned trace holds the name and counts only.
+trace::trace generate_transformer_training(transformer_training_params const& p, trace::trace_writer* out = nullptr);
 
 }  // namespace fraglab::gen

@@ -1,6 +1,7 @@
 #include "experiments/output/output_file.hpp"
 
 #include "experiments/output/temporary_file.hpp"
+#include "experiments/output/write_fully.hpp"
 
 #include <array>
 #include <atomic>
@@ -116,13 +117,7 @@ mode_t process_umask()
 
 void write_all(int fd, char const* data, std::size_t n, std::string const& path)
 {
-  while (n > 0) {
-    ssize_t const w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw std::runtime_error(path + ": write failed: " + error_text(w < 0 ? errno : ENOSPC));
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  if (int const e = write_fully(fd, data, n); e != 0) throw std::runtime_error(path + ": write failed: " + error_text(e));
 }
 
 void copy_into(int from, int to, std::string const& path)

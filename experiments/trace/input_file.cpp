@@ -1,6 +1,7 @@
 #include "experiments/trace/input_file.hpp"
 
 #include "experiments/output/temporary_file.hpp"
+#include "experiments/output/write_fully.hpp"
 
 #include <zlib.h>
 #include <zstd.h>
@@ -90,13 +91,8 @@ std::size_t read_full(int fd, unsigned char* to, std::size_t n, std::string cons
 
 void spool_write(int fd, unsigned char const* data, std::size_t n, std::string const& path)
 {
-  while (n > 0) {
-    ssize_t const w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw input_error(path + ": cannot copy it to a temporary file: " + std::strerror(w < 0 ? errno : ENOSPC));
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  if (int const e = write_fully(fd, data, n); e != 0)
+    throw input_error(path + ": cannot copy it to a temporary file: " + std::strerror(e));
 }
 
 // gzip, concatenated members included (as gzip -d reads them).

@@ -3,11 +3,13 @@
 #include "experiments/trace/detail/native_binary_layout.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <array>
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -212,49 +214,72 @@ trace open_native_binary(std::string const& path)
 
 std::unique_ptr<event_batches> decode_native_binary(trace const& t) { return std::make_unique<binary_decoder>(t); }
 
-void write_native_binary(std::ostream& out, trace const& t)
-{
-  auto const header_at = out.tellp();
-  unsigned char h[header_size] = {};
-  out.write(reinterpret_cast<char const*>(h), header_size);
+namespace {
 
-  // Trace slot -> file slot; 0 while not live. File slot 0 stands for every id not live.
-  std::vector<std::uint32_t> file_slot(t.slots, 0);
-  std::vector<std::uint32_t> recycled;
-  std::uint64_t slots = 1, events = 0, allocs = 0, frees = 0;
-  std::vector<unsigned char> chunk;
-  for_each_batch(t, [&](std::span<event const> batch) {
-    chunk.resize(batch.size() * detail::longest_record);
-    unsigned char* at = chunk.data();
-    for (event const& e : batch) {
-      std::uint32_t& s = file_slot[e.slot];
+class native_binary_writer_impl final : public trace_writer {
+ public:
+  explicit native_binary_writer_impl(std::ostream& out) : out_(out), header_at_(out.tellp())
+  {
+    unsigned char const zeros[header_size] = {};
+    out_.write(reinterpret_cast<char const*>(zeros), header_size);
+  }
+
+  void write(std::span<event const> events) override
+  {
+    chunk_.resize(events.size() * detail::longest_record);
+    unsigned char* at = chunk_.data();
+    for (event const& e : events) {
+      if (e.slot >= file_slot_.size()) file_slot_.resize(std::size_t{e.slot} + 1, 0);
+      std::uint32_t& s = file_slot_[e.slot];
       if (e.kind == op::alloc) {
         if (s == 0) {
-          if (recycled.empty()) {
-            s = static_cast<std::uint32_t>(slots++);
+          if (recycled_.empty()) {
+            s = static_cast<std::uint32_t>(slots_++);
           } else {
-            s = recycled.back();
-            recycled.pop_back();
+            s = recycled_.back();
+            recycled_.pop_back();
           }
         }
         at = detail::encode_allocation(at, s, e.size, e.alignment, e.stream);
-        ++allocs;
+        ++allocs_;
       } else {
         at = detail::encode_free(at, s);
-        if (s != 0) recycled.push_back(s);
+        if (s != 0) recycled_.push_back(s);
         s = 0;
-        ++frees;
+        ++frees_;
       }
-      ++events;
+      ++events_;
     }
-    out.write(reinterpret_cast<char const*>(chunk.data()), at - chunk.data());
-  });
+    out_.write(reinterpret_cast<char const*>(chunk_.data()), at - chunk_.data());
+  }
 
-  detail::encode_header(h, {events, allocs, frees, slots, t.recorded_failures});
-  auto const end = out.tellp();
-  out.seekp(header_at);
-  out.write(reinterpret_cast<char const*>(h), header_size);
-  out.seekp(end);
+  void finish(trace const& summary) override
+  {
+    unsigned char h[header_size] = {};
+    detail::encode_header(h, {events_, allocs_, frees_, slots_, summary.recorded_failures});
+    auto const end = out_.tellp();
+    out_.seekp(header_at_);
+    out_.write(reinterpret_cast<char const*>(h), header_size);
+    out_.seekp(end);
+  }
+
+ private:
+  std::ostream& out_;
+  std::ostream::pos_type header_at_;
+  // Trace slot -> file slot; 0 while not live. File slot 0 stands for every id not live.
+  std::vector<std::uint32_t> file_slot_;
+  std::vector<std::uint32_t> recycled_;
+  std::uint64_t slots_ = 1, events_ = 0, allocs_ = 0, frees_ = 0;
+  std::vector<unsigned char> chunk_;
+};
+
+}  // namespace
+
+std::unique_ptr<trace_writer> native_binary_writer(std::ostream& out)
+{
+  return std::make_unique<native_binary_writer_impl>(out);
 }
+
+void write_native_binary(std::ostream& out, trace const& t) { write_events(*native_binary_writer(out), t); }
 
 }  // namespace fraglab::trace

@@ -32,6 +32,7 @@
 #include "experiments/trace/detail/native_binary_layout.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <cstdint>
 #include <iosfwd>
@@ -56,8 +57,9 @@ trace open_native_binary(std::string const& path);
 // an error at the offset where it goes wrong.
 std::unique_ptr<event_batches> decode_native_binary(trace const& t);
 
-// Writes `t` (in memory or streamed) to a seekable stream, recycling slots so that a reader
-// needs memory for the live ids only. The header's counts are patched in at the end.
+// Writes to a seekable stream, recycling slots so that a reader needs memory for the live
+// ids only. The header's counts are patched in at finish().
+std::unique_ptr<trace_writer> native_binary_writer(std::ostream& out);
 void write_native_binary(std::ostream& out, trace const& t);
 
 }  // namespace fraglab::trace

@@ -3,9 +3,11 @@
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <charconv>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <string_view>
 #include <unordered_map>
@@ -125,20 +127,46 @@ trace read_native_text_file(std::string const& path)
   return read_native_text(in, path);
 }
 
+namespace {
+
+class native_text_writer_impl final : public trace_writer {
+ public:
+  native_text_writer_impl(std::ostream& out, std::string const& header_comment) : out_(out)
+  {
+    out_ << "# fraglab native trace: a ID SIZE [ALIGN] [STREAM] | f ID\n";
+    if (!header_comment.empty()) out_ << "# " << header_comment << '\n';
+  }
+
+  void write(std::span<event const> events) override
+  {
+    for (event const& e : events) {
+      if (e.kind == op::alloc) {
+        out_ << "a " << e.slot << ' ' << e.size;
+        if (e.alignment != 1 || e.stream != 0) out_ << ' ' << e.alignment;
+        if (e.stream != 0) out_ << ' ' << e.stream;
+        out_ << '\n';
+      } else {
+        out_ << "f " << e.slot << '\n';
+      }
+    }
+  }
+
+  void finish(trace const&) override {}
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<trace_writer> native_text_writer(std::ostream& out, std::string const& header_comment)
+{
+  return std::make_unique<native_text_writer_impl>(out, header_comment);
+}
+
 void write_native_text(std::ostream& out, trace const& t, std::string const& header_comment)
 {
-  out << "# fraglab native trace: a ID SIZE [ALIGN] [STREAM] | f ID\n";
-  if (!header_comment.empty()) out << "# " << header_comment << '\n';
-  for_each_event(t, [&](event const& e) {
-    if (e.kind == op::alloc) {
-      out << "a " << e.slot << ' ' << e.size;
-      if (e.alignment != 1 || e.stream != 0) out << ' ' << e.alignment;
-      if (e.stream != 0) out << ' ' << e.stream;
-      out << '\n';
-    } else {
-      out << "f " << e.slot << '\n';
-    }
-  });
+  write_events(*native_text_writer(out, header_comment), t);
 }
 
 }  // namespace fraglab::trace

@@ -15,8 +15,10 @@
 #pragma once
 
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 namespace fraglab::trace {
@@ -25,6 +27,8 @@ namespace fraglab::trace {
 trace read_native_text(std::istream& in, std::string const& file_name);
 trace read_native_text_file(std::string const& path);
 
+// A writer of native text; `header_comment` becomes a comment line under the format line.
+std::unique_ptr<trace_writer> native_text_writer(std::ostream& out, std::string const& header_comment = {});
 void write_native_text(std::ostream& out, trace const& t, std::string const& header_comment = {});
 
 }  // namespace fraglab::trace

@@ -2,10 +2,12 @@
 
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <charconv>
 #include <cstdio>
 #include <istream>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -94,30 +96,47 @@ trace read_rmm_csv(std::istream& in, std::string const& file_name)
   return t;
 }
 
-void write_rmm_csv(std::ostream& out, trace const& t)
-{
-  out << rmm_csv_header << '\n';
-  std::vector<std::size_t> size_of(t.slots, 0);
-  std::uint64_t tick = 0;
-  char time[32];
-  for_each_event(t, [&](event const& e) {
-    ++tick;  // one microsecond per event, from 00:00:00
-    std::uint64_t const us = tick % 1'000'000, s = tick / 1'000'000;
-    std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
-                  static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60),
-                  static_cast<unsigned long long>(us));
-    if (e.kind == op::alloc && e.alignment > 1)
-      throw std::invalid_argument("event " + std::to_string(tick) + " asks for alignment " + std::to_string(e.alignment) +
-                                  ", which RMM logging CSV has no column for: write native text or binary");
-    std::size_t const size = e.kind == op::alloc ? e.size : size_of[e.slot];
-    if (e.kind == op::alloc) size_of[e.slot] = e.size;
-    char pointer[32];
-    std::snprintf(pointer, sizeof pointer, "0x%llx", static_cast<unsigned long long>((std::uint64_t{e.slot} + 1) * 16));
-    char stream[32];
-    std::snprintf(stream, sizeof stream, "%llx", static_cast<unsigned long long>(e.stream));
-    out << 1 << ',' << time << ',' << (e.kind == op::alloc ? "allocate" : "free") << ',' << pointer << ',' << size << ','
-        << stream << '\n';
-  });
-}
+namespace {
+
+class rmm_csv_writer_impl final : public trace_writer {
+ public:
+  explicit rmm_csv_writer_impl(std::ostream& out) : out_(out) { out_ << rmm_csv_header << '\n'; }
+
+  void write(std::span<event const> events) override
+  {
+    char time[32], pointer[32], stream[32];
+    for (event const& e : events) {
+      ++tick_;  // one microsecond per event, from 00:00:00
+      std::uint64_t const us = tick_ % 1'000'000, s = tick_ / 1'000'000;
+      std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
+                    static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60),
+                    static_cast<unsigned long long>(us));
+      if (e.kind == op::alloc && e.alignment > 1)
+        throw std::invalid_argument("event " + std::to_string(tick_) + " asks for alignment " +
+                                    std::to_string(e.alignment) +
+                                    ", which RMM logging CSV has no column for: write native text or binary");
+      if (e.slot >= size_of_.size()) size_of_.resize(std::size_t{e.slot} + 1, 0);
+      std::size_t const size = e.kind == op::alloc ? e.size : size_of_[e.slot];
+      if (e.kind == op::alloc) size_of_[e.slot] = e.size;
+      std::snprintf(pointer, sizeof pointer, "0x%llx", static_cast<unsigned long long>((std::uint64_t{e.slot} + 1) * 16));
+      std::snprintf(stream, sizeof stream, "%llx", static_cast<unsigned long long>(e.stream));
+      out_ << 1 << ',' << time << ',' << (e.kind == op::alloc ? "allocate" : "free") << ',' << pointer << ',' << size
+           << ',' << stream << '\n';
+    }
+  }
+
+  void finish(trace const&) override {}
+
+ private:
+  std::ostream& out_;
+  std::vector<std::size_t> size_of_;  // by slot, the size it was last allocated with
+  std::uint64_t tick_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<trace_writer> rmm_csv_writer(std::ostream& out) { return std::make_unique<rmm_csv_writer_impl>(out); }
+
+void write_rmm_csv(std::ostream& out, trace const& t) { write_events(*rmm_csv_writer(out), t); }
 
 }  // namespace fraglab::trace

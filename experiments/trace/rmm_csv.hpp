@@ -9,8 +9,10 @@
 #pragma once
 
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 namespace fraglab::trace {
@@ -20,6 +22,9 @@ inline constexpr char const* rmm_csv_header = "Thread,Time,Action,Pointer,Size,S
 trace read_rmm_csv(std::istream& in, std::string const& file_name);
 // RMM's log has no column for an alignment: an allocation that asks for one above 1 is
 // refused (std::invalid_argument naming the event) rather than written without it.
+// A writer of RMM logging CSV: pointers are made up from the slots, times are one
+// microsecond per event; an alignment above 1 is refused (the format has no column for it).
+std::unique_ptr<trace_writer> rmm_csv_writer(std::ostream& out);
 void write_rmm_csv(std::ostream& out, trace const& t);
 
 }  // namespace fraglab::trace

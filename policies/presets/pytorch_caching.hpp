@@ -105,17 +105,17 @@ struct pool_rule {
   bool expandable_segments = false;
   std::size_t device_memory = std::size_t{80} << 30;
 
-  [[nodiscard]] static std::uint64_t key(stream_id stream, bool small) noexcept { return stream * 2 + (small ? 0 : 1); }
-  [[nodiscard]] std::uint64_t pool_key(stream_id stream, std::size_t rounded) const noexcept
+  [[nodiscard]] static pool_id key(stream_id stream, bool small) noexcept { return {stream, !small}; }
+  [[nodiscard]] pool_id pool_key(stream_id stream, std::size_t rounded) const noexcept
   {
     return key(stream, rounded <= small_size);
   }
   // Expandable segments: each (stream, pool) reserves 1.125 x the device's memory and maps
   // 2 MiB (small pool) or 20 MiB (large pool) pages at a time.
-  [[nodiscard]] std::optional<reservation_spec> reservation(std::uint64_t key) const noexcept
+  [[nodiscard]] std::optional<reservation_spec> reservation(pool_id key) const noexcept
   {
     if (!expandable_segments) return std::nullopt;
-    std::size_t const page = (key & 1) == 0 ? small_buffer : large_buffer;
+    std::size_t const page = key.large ? large_buffer : small_buffer;
     std::size_t const wanted = device_memory + device_memory / 8;
     return reservation_spec{(wanted + page - 1) / page * page, page};
   }

@@ -31,6 +31,15 @@
 
 namespace fraglab::presets::pytorch {
 
+// A pool of PyTorch's allocator: each stream has a small and a large one. The stream is
+// kept whole (64 bits): a key folding it with the pool's bit would make streams 2^63 apart
+// share segments.
+struct pool_id {
+  std::uint64_t stream;
+  bool large;
+  friend bool operator==(pool_id, pool_id) = default;
+};
+
 struct reclaim_rule {
   static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
@@ -40,9 +49,9 @@ struct reclaim_rule {
 
   std::uint64_t large_searches = 0;  // PyTorch's large pool get_free_blocks_call_count
 
-  static bool is_large_pool(std::uint64_t key) noexcept { return (key & 1) != 0; }  // pool_rule::key
+  using free_region = fraglab::free_region<pool_id>;
 
-  void on_search(std::uint64_t key) noexcept { large_searches += is_large_pool(key) ? 1 : 0; }
+  void on_search(pool_id key) noexcept { large_searches += key.large ? 1 : 0; }
   [[nodiscard]] std::uint64_t clock() const noexcept { return large_searches; }
 
   [[nodiscard]] bool collects_garbage() const noexcept
@@ -51,7 +60,7 @@ struct reclaim_rule {
   }
 
   template <class View>
-  void before_growth(View& view, std::uint64_t /*key*/, std::size_t /*need*/)
+  void before_growth(View& view, pool_id /*key*/, std::size_t /*need*/)
   {
     if (!collects_garbage()) return;
     auto const threshold =
@@ -67,7 +76,7 @@ struct reclaim_rule {
     };
     std::vector<candidate> freeable;
     view.for_each_free_region([&](free_region const& r) {
-      if (is_large_pool(r.pool_key) && r.whole) freeable.push_back({r.base, r.size, large_searches - r.since});
+      if (r.pool_key.large && r.whole) freeable.push_back({r.base, r.size, large_searches - r.since});
     });
     std::uint64_t total_age = 0;
     for (candidate const& c : freeable) total_age += c.age;
@@ -89,7 +98,7 @@ struct reclaim_rule {
   }
 
   template <class View>
-  bool after_failed_growth(View& view, std::uint64_t key, std::size_t need)
+  bool after_failed_growth(View& view, pool_id key, std::size_t need)
   {
     if (max_split_size == unlimited) return false;
     std::size_t const wanted = std::max(need, max_split_size);

@@ -190,6 +190,20 @@ for command in info replay verify; do
     '[[ $rc -eq 2 && $err == *"deep.pickle"* ]]'
 done
 
+# --- gen streams its output --------------------------------------------------------------
+peak_kib() {  # COMMAND...: the peak resident memory of COMMAND, in KiB
+  /usr/bin/python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+small=$(peak_kib "$fraglab" gen random --allocations 500000 -o "$work/small.fbin")
+large=$(peak_kib "$fraglab" gen random --allocations 4000000 -o "$work/large.fbin")
+expect "gen needs memory for the live blocks, not the events (peak KiB: $small for 1M events, $large for 8M)" \
+  '[[ -n $small && -n $large && $((large * 4)) -lt $((small * 5)) ]]'
+expect "gen's streamed file holds every event" \
+  '[[ $("$fraglab" info "$work/large.fbin" 2>/dev/null | grep "^events:") == "events: 8000000" ]]'
+rm -f "$work/small.fbin" "$work/large.fbin"
+
 # --- --keep-going -----------------------------------------------------------------------
 printf 'a 1 100\na 2 abc\n' > "$work/broken.trace"
 out=$("$fraglab" replay "$work/t.trace" "$work/broken.trace" -p tlsf --repeat 0 --format csv --keep-going 2> "$work/kg.err"); rc=$?

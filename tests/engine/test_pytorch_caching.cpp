@@ -113,6 +113,24 @@ TEST(PyTorchCaching, EveryStreamAndPoolGetsBackOnlyItsOwnBlocks)
   EXPECT_EQ(a->check_invariants(), "");
 }
 
+// Streams are 64-bit values (CUDA stream handles); streams 2^63 apart, and the largest
+// stream, are streams of their own: a pool key that folded the stream with the pool's bit
+// gave 1 and 2^63 + 1 one segment.
+TEST(PyTorchCaching, StreamsFarApartNeverShareASegment)
+{
+  auto a = make();
+  constexpr stream_id high = stream_id{1} << 63;
+  std::vector<stream_id> const streams{1, high + 1, 0, high, ~stream_id{0}, ~stream_id{0} >> 1};
+  std::vector<std::uintptr_t> small;
+  for (stream_id s : streams) small.push_back(a->allocate(1000, 1, s).address);
+  EXPECT_EQ(a->pool_count(), streams.size());
+  EXPECT_EQ(a->stats().reserved_bytes, streams.size() * 2 * MiB);  // a segment each
+  for (std::size_t i = 0; i < streams.size(); ++i) a->deallocate(small[i]);
+  for (std::size_t i = streams.size(); i-- > 0;)
+    EXPECT_EQ(a->allocate(1000, 1, streams[i]).address, small[i]) << "stream " << streams[i];
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
 TEST(PyTorchCaching, MaxSplitSizeKeepsOversizeBlocksWhole)
 {
   pt::settings s;

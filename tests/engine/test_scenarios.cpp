@@ -318,6 +318,35 @@ TEST(Failure, AMappingShorterThanItsRequestIsRefused)
   EXPECT_EQ(a.check_invariants(), "");
 }
 
+// Blocks with a mapping of their own live in a pool no key names: with per-stream pools,
+// no stream (the largest included) may find its free blocks there, nor they its.
+struct per_stream_mapping_pools : stream_pool_rule {
+  per_stream_mapping_pools() { per_stream = true; }
+  [[nodiscard]] std::size_t mapping_size(std::size_t n, bool) const noexcept { return n >= MiB ? n : 0; }
+};
+
+TEST(Pools, NoStreamSharesThePoolOfMappedBlocks)
+{
+  using A = alloc_t<policy<tree_index, best_fit, threshold_split, coalescing, growth_rule, quantum_size_rule,
+                           per_stream_mapping_pools>,
+                    heap_backend>;
+  A a(heap_backend{});
+  constexpr stream_id last = ~stream_id{0};
+  auto const mapped = a.allocate(2 * MiB, 1, 5);  // the first pool is stream 5's, then the mapped one
+  ASSERT_TRUE(mapped);
+  std::size_t const pools = a.pool_count();
+  auto const on_last = a.allocate(64, 1, last);
+  auto const on_zero = a.allocate(64, 1, 0);
+  ASSERT_TRUE(on_last && on_zero);
+  EXPECT_EQ(a.pool_count(), pools + 2);  // each stream got a pool of its own
+  EXPECT_EQ(on_last.size, on_zero.size);  // split from an ordinary region, not handed out whole
+  EXPECT_EQ(a.deallocate(mapped.address), free_status::ok);  // a mapped block is released when freed
+  EXPECT_EQ(a.stats().live_chunks, 2u);
+  EXPECT_EQ(a.deallocate(on_last.address), free_status::ok);
+  EXPECT_EQ(a.deallocate(on_zero.address), free_status::ok);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
 TEST(Failure, ReleasingFreeRegionsMakesRoomForAnotherPool)
 {
   using A = alloc_t<best_tree>;

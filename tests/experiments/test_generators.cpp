@@ -296,5 +296,48 @@ TEST(PhasesAndRandom, WellFormedBalancedAndDeterministic)
   EXPECT_EQ(random.allocs, 5000u);
 }
 
+// What a writer receives: every batch, in order, and the summary it was finished with.
+struct collecting_writer final : trace::trace_writer {
+  std::vector<trace::event> events;
+  std::size_t batches = 0, largest_batch = 0;
+  void write(std::span<trace::event const> b) override
+  {
+    events.insert(events.end(), b.begin(), b.end());
+    ++batches;
+    largest_batch = std::max(largest_batch, b.size());
+  }
+  void finish(trace::trace const&) override {}
+};
+
+bool same_events(std::vector<trace::event> const& a, std::vector<trace::event> const& b)
+{
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](trace::event const& x, trace::event const& y) {
+    return x.kind == y.kind && x.slot == y.slot && x.size == y.size && x.alignment == y.alignment && x.stream == y.stream;
+  });
+}
+
+// Given a writer, a generator hands its events over a batch at a time and keeps none: the
+// same events, in the same order, as the trace it builds in memory.
+TEST(Generators, StreamToAWriterTheEventsTheyWouldKeep)
+{
+  gen::random_params r;
+  r.allocations = 50000;
+  auto const kept = gen::generate_random(r);
+  collecting_writer w;
+  auto const summary = gen::generate_random(r, &w);
+  EXPECT_TRUE(summary.events.empty());
+  EXPECT_EQ(summary.allocs, kept.allocs);
+  EXPECT_EQ(summary.frees, kept.frees);
+  EXPECT_EQ(summary.slots, kept.slots);
+  EXPECT_TRUE(same_events(w.events, kept.events));
+  EXPECT_GT(w.batches, 1u);
+  EXPECT_LE(w.largest_batch, trace::event_batches::batch_size);
+
+  collecting_writer tw;
+  auto const training = gen::generate_transformer_training(tiny_transformer(), &tw);
+  EXPECT_TRUE(same_events(tw.events, gen::generate_transformer_training(tiny_transformer()).events));
+  EXPECT_EQ(training.allocs + training.frees, tw.events.size());
+}
+
 }  // namespace
 }  // namespace fraglab

@@ -1,9 +1,12 @@
 // Builds a generated trace event by event. Ids are recycled as programs recycle addresses,
-// so a generated trace needs as many slots as it has blocks live at once.
+// so a generated trace needs as many slots as it has blocks live at once. Given a writer,
+// the events go to it a batch at a time, so that generating needs memory for the blocks
+// live at once, not for the trace.
 #pragma once
 
 #include "experiments/gen/rng.hpp"
 #include "experiments/trace/trace.hpp"
+#include "experiments/trace/trace_writer.hpp"
 
 #include <cstdint>
 #include <initializer_list>
@@ -32,7 +35,8 @@ inline bool fits_in_largest_tensor(std::initializer_list<std::uint64_t> factors)
 
 class trace_builder {
  public:
-  explicit trace_builder(std::string name) { t_.name = std::move(name); }
+  // Without a writer, take() returns the events; with one, only the name and counts.
+  explicit trace_builder(std::string name, trace::trace_writer* out = nullptr) : out_(out) { t_.name = std::move(name); }
 
   std::uint32_t alloc(std::size_t size, std::size_t alignment = 1)
   {
@@ -49,7 +53,7 @@ class trace_builder {
     }
     live_bytes_ = live;
     size_of_[id] = size;
-    t_.events.push_back({trace::op::alloc, id, size, alignment});
+    push({trace::op::alloc, id, size, alignment});
     ++t_.allocs;
     return id;
   }
@@ -57,7 +61,7 @@ class trace_builder {
   void free(std::uint32_t id)
   {
     live_bytes_ -= size_of_[id];
-    t_.events.push_back({trace::op::free, id});
+    push({trace::op::free, id});
     ++t_.frees;
     recycled_.push_back(id);
   }
@@ -68,10 +72,28 @@ class trace_builder {
     ids.clear();
   }
 
-  trace::trace take() { return std::move(t_); }
+  trace::trace take()
+  {
+    flush();
+    return std::move(t_);
+  }
 
  private:
+  void push(trace::event const& e)
+  {
+    t_.events.push_back(e);
+    if (out_ != nullptr && t_.events.size() == trace::event_batches::batch_size) flush();
+  }
+
+  void flush()
+  {
+    if (out_ == nullptr) return;
+    out_->write(t_.events);
+    t_.events.clear();
+  }
+
   trace::trace t_;
+  trace::trace_writer* out_;
   std::vector<std::uint32_t> recycled_;
   std::vector<std::uint64_t> size_of_;  // by id, while live
   std::uint64_t live_bytes_ = 0;
