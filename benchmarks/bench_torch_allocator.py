@@ -23,7 +23,7 @@ import time
 
 
 def read_events(path):
-    """[(is_alloc, id, size, stream)] of a native text trace, with FILE:LINE errors."""
+    """[(kind, id, size, stream)] of a native text trace ('a', 'f' or 'r'), with FILE:LINE errors."""
     events = []
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -32,26 +32,30 @@ def read_events(path):
                 continue
             try:
                 if fields[0] == "a" and 3 <= len(fields) <= 5:
-                    events.append((True, int(fields[1]), int(fields[2]), int(fields[4]) if len(fields) == 5 else 0))
+                    events.append(("a", int(fields[1]), int(fields[2]), int(fields[4]) if len(fields) == 5 else 0))
                 elif fields[0] == "f" and len(fields) == 2:
-                    events.append((False, int(fields[1]), 0, 0))
+                    events.append(("f", int(fields[1]), 0, 0))
+                elif fields[0] == "r" and len(fields) == 1:
+                    events.append(("r", 0, 0, 0))  # the program emptied the cache
                 else:
                     raise ValueError
             except ValueError:
-                sys.exit(f"{path}:{number}: expected `a ID SIZE [ALIGN] [STREAM]` or `f ID`, got {line.strip()!r}")
+                sys.exit(f"{path}:{number}: expected `a ID SIZE [ALIGN] [STREAM]`, `f ID` or `r`, got {line.strip()!r}")
     return events
 
 
-def one_pass(events, alloc, free):
+def one_pass(events, alloc, free, release):
     """Seconds for one pass, and the allocations that failed; blocks left live are freed after."""
     live, failed = {}, 0
     start = time.perf_counter_ns()
-    for is_alloc, ident, size, _ in events:
-        if is_alloc:
+    for kind, ident, size, _ in events:
+        if kind == "a":
             try:
                 live[ident] = alloc(size)
             except RuntimeError:  # torch.OutOfMemoryError
                 failed += 1
+        elif kind == "r":
+            release()
         elif ident in live:
             free(live.pop(ident))
     elapsed = time.perf_counter_ns() - start
@@ -84,12 +88,12 @@ def main():
         return 1
 
     for name, events in traces:
-        one_pass(events, alloc, torch.cuda.caching_allocator_delete)  # warm-up
+        one_pass(events, alloc, torch.cuda.caching_allocator_delete, torch.cuda.empty_cache)  # warm-up
         timed, failed = [], 0
         for _ in range(args.iterations):
-            ns, failed = one_pass(events, alloc, torch.cuda.caching_allocator_delete)
+            ns, failed = one_pass(events, alloc, torch.cuda.caching_allocator_delete, torch.cuda.empty_cache)
             timed.append(ns)
-        baseline = min(one_pass(events, noop, noop)[0] for _ in range(args.iterations))
+        baseline = min(one_pass(events, noop, noop, noop)[0] for _ in range(args.iterations))
         torch.cuda.empty_cache()
         print(json.dumps({"trace": name, "events": len(events), "failed": failed,
                           "ns_per_op": sorted(timed)[len(timed) // 2] / len(events),

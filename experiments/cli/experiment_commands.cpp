@@ -110,6 +110,7 @@ int info(std::vector<std::string> const& args)
 {
   po::options_description desc("fraglab info TRACE...");
   desc.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
+  add_trace_selection_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
   for (trace::trace const& t : read_traces(*parsed)) {
@@ -122,6 +123,7 @@ int info(std::vector<std::string> const& args)
     std::uint64_t index = 0;
     trace::for_each_event(t, [&](trace::event const& e) {
       ++index;
+      if (e.kind == trace::op::release) return;
       if (e.kind == trace::op::alloc) {
         if (live[e.slot]) return;
         live[e.slot] = true;
@@ -146,6 +148,7 @@ int info(std::vector<std::string> const& args)
               << "events: " << t.event_count() << '\n'
               << "allocs: " << t.allocs << '\n'
               << "frees: " << t.frees << '\n'
+              << "releases: " << t.releases << '\n'
               << "recorded_failures: " << t.recorded_failures << '\n'
               << "peak_live_bytes: " << peak_live << '\n'
               << "peak_live_blocks: " << peak_count << '\n'

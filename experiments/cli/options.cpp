@@ -4,6 +4,7 @@
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/units.hpp"
+#include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
 
@@ -57,6 +58,38 @@ void add_trace_and_policy_options(po::options_description& desc)
        "trace files (native text or binary, RMM logging CSV, PyTorch snapshot; gzip or zstd; `-` for standard input)")  //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
       ("keep-going", "leave out a trace that cannot be read, with a warning, run the rest, and exit 1 at the end");
+  add_trace_selection_options(desc);
+}
+
+void add_trace_selection_options(po::options_description& desc)
+{
+  desc.add_options()  //
+      ("device", po::value<std::string>(), "N: of a PyTorch snapshot, the allocator of device cuda:N only (each device "
+                                           "has its own; without this, one row per device)")  //
+      ("ignore-releases", "leave out the trace's cache releases (empty_cache): the what-if of a program that never "
+                          "empties its cache");
+}
+
+std::optional<int> device_option(po::variables_map const& vm)
+{
+  if (!vm.count("device")) return std::nullopt;
+  return static_cast<int>(count_option("device", vm["device"].as<std::string>(), 0, std::numeric_limits<int>::max()));
+}
+
+void apply_trace_selection(po::variables_map const& vm, trace::trace& t)
+{
+  if (!vm.count("ignore-releases") || t.releases == 0) return;
+  if (t.streamed()) {  // the binary decoder hands every event over: keep them, less the releases
+    trace::trace kept = t;
+    kept.streamed_from.clear();
+    trace::for_each_event(t, [&](trace::event const& e) {
+      if (e.kind != trace::op::release) kept.events.push_back(e);
+    });
+    t = std::move(kept);
+  } else {
+    std::erase_if(t.events, [](trace::event const& e) { return e.kind == trace::op::release; });
+  }
+  t.releases = 0;
 }
 
 void check_distinct_names(std::vector<std::string> const& paths)
@@ -76,9 +109,13 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   check_distinct_names(paths);
   bool const keep_going = vm.count("keep-going") != 0;
   std::vector<trace::trace> traces;
+  std::optional<int> const device = device_option(vm);
   for (auto const& path : paths) {
     try {
-      traces.push_back(trace::read_trace(path));
+      for (trace::trace& t : trace::read_traces(path, device)) {
+        apply_trace_selection(vm, t);
+        traces.push_back(std::move(t));
+      }
     } catch (input_error const& e) {
       if (!keep_going) throw;
       std::cerr << "fraglab: warning: left out: " << e.what() << '\n';

@@ -51,6 +51,11 @@ void check_distinct_names(std::vector<std::string> const& paths);
 // With --keep-going, a trace that cannot be read is left out with a warning and the command
 // runs on the rest; skipped_traces() counts them, and fraglab then exits 1.
 std::vector<trace::trace> read_traces(po::variables_map const& vm);
+// --device N and --ignore-releases: which of a file's traces, and whether with their cache
+// releases (read_traces applies them; add_trace_and_policy_options adds them).
+void add_trace_selection_options(po::options_description& desc);
+std::optional<int> device_option(po::variables_map const& vm);
+void apply_trace_selection(po::variables_map const& vm, trace::trace& t);
 std::size_t skipped_traces() noexcept;
 std::vector<std::string> policy_specs(po::variables_map const& vm);
 

@@ -113,7 +113,8 @@ std::vector<std::string> result_columns()
 {
   return {"trace", "policy", "events", "allocs", "frees", "failed_allocs", "peak_live_bytes", "peak_allocated_bytes",
           "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "ext_frag_avg", "free_chunks_at_peak",
-          "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "splits", "merges", "index_steps_per_op", "ns_per_op"};
+          "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "cache_releases", "splits", "merges",
+          "index_steps_per_op", "ns_per_op"};
 }
 
 std::vector<std::string> result_cells(replay_result const& r)
@@ -138,6 +139,7 @@ std::vector<std::string> result_cells(replay_result const& r)
           std::to_string(r.duplicate_allocs),
           std::to_string(r.acquisitions),
           std::to_string(r.releases),
+          std::to_string(r.cache_releases),
           std::to_string(r.splits),
           std::to_string(r.merges),
           fixed(r.index_steps_per_op, 2),

@@ -26,6 +26,8 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
             live[e.slot] = true;
           }
         }
+      } else if (e.kind == trace::op::release) {
+        (void)a.release_free_regions();
       } else if (live[e.slot]) {
         live[e.slot] = false;
         a.deallocate(block[e.slot]);

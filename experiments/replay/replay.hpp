@@ -151,6 +151,14 @@ FRAGLAB_HOT void inlined_call(F& f, Arg arg)
   f(arg);
 }
 
+// A trace's op::release (the program emptied the allocator's cache): every wholly free
+// region goes back, where the allocator can give regions back.
+template <class Alloc>
+FRAGLAB_COLD void release_cache(Alloc& a)
+{
+  if constexpr (requires { a.release_free_regions(); }) (void)a.release_free_regions();
+}
+
 struct pass_totals {
   std::uint64_t processed = 0;
   std::uint64_t failed = 0;  // allocations the allocator could not serve
@@ -197,8 +205,15 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
           }
         }
       } else if (s.state == slot_state::empty) {
-        if (o.strict) refuse_event(t, n, "free of an id that is not live");
-        if constexpr (Observe) ++r.unknown_frees;
+        // A release names a slot that is never live (trace.hpp), so that only this cold
+        // branch tells it from a free.
+        if (e.kind == trace::op::release) {
+          release_cache(a);
+          if constexpr (Observe) ++r.cache_releases;
+        } else {
+          if (o.strict) refuse_event(t, n, "free of an id that is not live");
+          if constexpr (Observe) ++r.unknown_frees;
+        }
       } else {
         if (s.state == slot_state::live) free_block(a, s);
         s.state = slot_state::empty;

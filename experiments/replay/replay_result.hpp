@@ -84,6 +84,7 @@ struct replay_result {
   std::size_t free_chunks_at_peak = 0;
   std::uint64_t acquisitions = 0;
   std::uint64_t releases = 0;
+  std::uint64_t cache_releases = 0;  // the trace's op::release events applied (empty_cache)
   std::uint64_t splits = 0;  // chunks the metrics pass cut in two
   std::uint64_t merges = 0;  // and joined to a free neighbour
   double index_steps_per_op = 0;

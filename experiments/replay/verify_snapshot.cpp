@@ -3,6 +3,7 @@
 #include "backends/recorded_backend.hpp"
 
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace fraglab {
@@ -23,11 +24,16 @@ void note(verify_result& r, std::size_t event, std::string what)
   if (r.first_mismatches.size() < 10) r.first_mismatches.push_back({event, std::move(what)});
 }
 
-void verify_device(trace::device_snapshot const& d, pt::settings const& settings, verify_result& r)
+verify_result verify_device(trace::device_snapshot const& d, pt::settings const& settings)
 {
+  verify_result r;
+  r.device = d.device;
+  r.recorded_ooms = d.recorded_ooms;
   alloc_type a(recorded_backend(pt::min_block), pt::make_config<recorded_backend>(settings));
   std::unordered_map<std::uint64_t, std::uintptr_t> ours;  // trace address of a live block -> our address
   for (auto const& seg : d.initial_segments) {
+    ++r.restored_segments;
+    r.restored_blocks += seg.live.size();
     std::vector<alloc_type::restored_block> blocks;
     for (auto const& b : seg.live) {
       blocks.push_back({b.address, b.size, b.requested, seg.stream});
@@ -36,8 +42,8 @@ void verify_device(trace::device_snapshot const& d, pt::settings const& settings
     a.backend().adopt(seg.size);
     a.restore_region({seg.address, seg.size}, pt::pool_rule::key(seg.stream, seg.small), blocks);
   }
-  for (std::size_t i = 0; i < d.events.size(); ++i) {
-    trace::snapshot_event const& e = d.events[i];
+  for (trace::snapshot_event const& e : d.events) {
+    std::size_t const i = e.index;
     switch (e.op) {
       case trace::snapshot_op::alloc: {
         ++r.addresses_total;
@@ -77,16 +83,37 @@ void verify_device(trace::device_snapshot const& d, pt::settings const& settings
         break;
     }
   }
-  if (a.backend().pending() != 0) note(r, d.events.size(), "segments announced at the end were never requested");
+  if (a.backend().pending() != 0)
+    note(r, d.events.empty() ? 0 : d.events.back().index, "segments announced at the end were never requested");
+  return r;
 }
 
 }  // namespace
 
-verify_result verify_pytorch_snapshot(trace::pytorch_snapshot const& s, pt::settings const& settings)
+pt::settings settings_for_verify(trace::pytorch_snapshot const& s)
 {
-  verify_result r;
-  for (auto const& d : s.devices) verify_device(d, settings, r);
-  return r;
+  trace::recorded_settings const& r = s.settings;
+  if (r.expandable_segments)
+    throw std::invalid_argument(s.name + ": recorded with expandable_segments=True, which pytorch_caching does not reproduce");
+  if (!r.unmodelled.empty()) {
+    std::string names;
+    for (auto const& u : r.unmodelled) names += (names.empty() ? "" : ", ") + u;
+    throw std::invalid_argument(s.name + ": recorded with allocator settings the preset does not model: " + names);
+  }
+  pt::settings out;
+  if (r.max_split_size >= 0) out.max_split_size = static_cast<std::size_t>(r.max_split_size);
+  out.roundup_power2_divisions = r.roundup_power2_divisions;
+  // PyTorch collects garbage only under a memory fraction, which a snapshot does not record:
+  // without one (memory_limit unlimited) the threshold is kept and changes nothing, as there.
+  out.garbage_collection_threshold = r.garbage_collection_threshold;
+  return out;
+}
+
+std::vector<verify_result> verify_pytorch_snapshot(trace::pytorch_snapshot const& s, pt::settings const& settings)
+{
+  std::vector<verify_result> results;
+  for (auto const& d : s.devices) results.push_back(verify_device(d, settings));
+  return results;
 }
 
 }  // namespace fraglab

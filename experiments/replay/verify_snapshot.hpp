@@ -15,23 +15,39 @@
 namespace fraglab {
 
 struct verify_mismatch {
-  std::size_t event;  // index in the device's event list
+  std::size_t event;  // the entry's index in the device's list in device_traces
   std::string what;
 };
 
+// One device's allocator, checked. The denominators: every `alloc` recorded after recording
+// started (blocks already live then are restored, not checked), and every segment_alloc and
+// segment_free.
 struct verify_result {
+  int device = 0;
   std::uint64_t addresses_matched = 0;
   std::uint64_t addresses_total = 0;
   std::uint64_t segments_matched = 0;
   std::uint64_t segments_total = 0;
+  std::uint64_t restored_blocks = 0;     // live when recording started
+  std::uint64_t restored_segments = 0;   // held when recording started
+  std::uint64_t recorded_ooms = 0;       // `oom` entries: allocations PyTorch could not serve (not replayed)
   std::vector<verify_mismatch> first_mismatches;  // up to 10, for the report
 
+  // Nothing was recorded after the start state: there is no decision to compare.
+  [[nodiscard]] bool empty() const noexcept { return addresses_total == 0 && segments_total == 0; }
   [[nodiscard]] bool complete() const noexcept
   {
     return addresses_matched == addresses_total && segments_matched == segments_total;
   }
 };
 
-verify_result verify_pytorch_snapshot(trace::pytorch_snapshot const& s, presets::pytorch::settings const& settings = {});
+// The preset's settings from the snapshot's allocator_settings; throws std::invalid_argument
+// naming a setting that changes decisions and is not modelled here, at a value other than its
+// default, and expandable segments (which pytorch_caching does not reproduce).
+presets::pytorch::settings settings_for_verify(trace::pytorch_snapshot const& s);
+
+// One result per device, in the snapshot's order.
+std::vector<verify_result> verify_pytorch_snapshot(trace::pytorch_snapshot const& s,
+                                                   presets::pytorch::settings const& settings = {});
 
 }  // namespace fraglab

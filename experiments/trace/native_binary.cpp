@@ -21,6 +21,7 @@ using detail::load_le;
 using detail::longest_record;
 using detail::tag_alignment;
 using detail::tag_free;
+using detail::tag_release;
 using detail::tag_stream;
 using header_fields = detail::binary_header;
 constexpr std::size_t header_size = binary_header_size;
@@ -56,12 +57,12 @@ header_fields read_header(std::ifstream& in, std::string const& path)
   f.frees = load_le<std::uint64_t>(h.data() + 32);
   f.slots = load_le<std::uint64_t>(h.data() + 40);
   f.recorded_failures = load_le<std::uint64_t>(h.data() + 48);
-  if (f.allocs + f.frees != f.events || f.allocs > f.events)
+  if (f.allocs > f.events || f.frees > f.events - f.allocs)
     fail_at(path, 16, "header counts disagree: " + std::to_string(f.events) + " events but " + std::to_string(f.allocs) +
                           " allocations and " + std::to_string(f.frees) + " frees");
   if (f.slots > std::uint64_t{UINT32_MAX} + 1) fail_at(path, 40, "more than 2^32 slots");
   // Corrupted counts must fail here, before anyone sizes a table by them: every slot but 0
-  // is allocated at least once, and every record takes at least two bytes.
+  // is allocated at least once, and every record but a release takes at least two bytes.
   if (f.slots > f.allocs + 1)
     fail_at(path, 40, "the header says " + std::to_string(f.slots) + " slots for " + std::to_string(f.allocs) +
                           " allocations (at most allocations + 1)");
@@ -70,7 +71,8 @@ header_fields read_header(std::ifstream& in, std::string const& path)
   auto const file_size = static_cast<std::uint64_t>(in.tellg());
   in.seekg(records_at);
   std::uint64_t const record_bytes = file_size - static_cast<std::uint64_t>(records_at);
-  if (f.events > record_bytes / 2)
+  std::uint64_t const releases = f.events - f.allocs - f.frees;
+  if (f.allocs + f.frees > record_bytes / 2 || releases > record_bytes - 2 * (f.allocs + f.frees))
     fail_at(path, 16, "the header promises " + std::to_string(f.events) + " events, more than the " +
                           std::to_string(record_bytes) + " bytes after it can hold");
   return f;
@@ -136,10 +138,16 @@ class binary_decoder final : public event_batches {
   {
     std::uint64_t const start = record_offset();
     unsigned char const tag = byte(start, "an event tag");
+    if (tag == tag_release) {
+      e = event{op::release, 0};
+      ++releases_;
+      ++decoded_;
+      return;
+    }
     bool const is_free = (tag & tag_free) != 0;
     unsigned char const allowed = is_free ? tag_free : (tag_alignment | tag_stream);
     if ((tag & ~allowed & ~tag_free) != 0)
-      fail_at(path_, start, "unknown event tag 0x" + hex(tag) + " (expected an allocation or a free)");
+      fail_at(path_, start, "unknown event tag 0x" + hex(tag) + " (expected an allocation, a free or a release)");
     std::uint64_t const slot = varint(start, "a slot");
     if (slot >= header_.slots)
       fail_at(path_, start, "slot " + std::to_string(slot) + " is out of range (the header says " +
@@ -186,7 +194,7 @@ class binary_decoder final : public event_batches {
   std::size_t at_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;  // file offset of buffer_[at_]
   std::vector<event> events_;
-  std::uint64_t decoded_ = 0, allocs_ = 0, frees_ = 0;
+  std::uint64_t decoded_ = 0, allocs_ = 0, frees_ = 0, releases_ = 0;
   bool finished_ = false;
 };
 
@@ -207,6 +215,7 @@ trace open_native_binary(std::string const& path)
   t.streamed_events = h.events;
   t.allocs = h.allocs;
   t.frees = h.frees;
+  t.releases = h.events - h.allocs - h.frees;
   t.slots = h.slots;
   t.recorded_failures = h.recorded_failures;
   return t;
@@ -229,6 +238,11 @@ class native_binary_writer_impl final : public trace_writer {
     chunk_.resize(events.size() * detail::longest_record);
     unsigned char* at = chunk_.data();
     for (event const& e : events) {
+      if (e.kind == op::release) {
+        *at++ = detail::tag_release;
+        ++events_;
+        continue;
+      }
       if (e.slot >= file_slot_.size()) file_slot_.resize(std::size_t{e.slot} + 1, 0);
       std::uint32_t& s = file_slot_[e.slot];
       if (e.kind == op::alloc) {

@@ -21,9 +21,13 @@
 //   tag byte: bit 0  0 allocation, 1 free
 //             bit 1  (allocation) an alignment byte follows: log2 of the alignment, < 64
 //             bit 2  (allocation) a stream varint follows; absent means stream 0
+//             bit 3  a release (the tag alone, 0x08): the program emptied the allocator's cache
 //             other bits must be 0
 //   allocation: tag, slot, size (> 0), [log2 alignment], [stream]
 //   free:       tag, slot
+//   release:    tag
+//
+// The header's events are its allocations, frees and releases.
 //
 // A typical allocation takes 5-7 bytes and a free 2-4. Frees of ids that are not live are
 // kept (replay counts them): they name slot 0, which is never allocated.

@@ -112,12 +112,17 @@ trace read_native_text(std::istream& in, std::string const& file_name)
       p.expect_end();
       t.events.push_back(event{op::free, slot_of(id, p)});
       ++t.frees;
+    } else if (kind == "r") {
+      p.expect_end();
+      t.events.push_back(event{op::release, 0});
+      ++t.releases;
     } else {
-      p.fail("expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got " + quoted(kind));
+      p.fail("expected an event 'a ID SIZE [ALIGN] [STREAM]', 'f ID' or 'r', got " + quoted(kind));
     }
   }
   if (in.bad()) throw input_error(file_name, number, "read error");
   t.slots = slots.size();
+  give_releases_a_slot(t);
   return t;
 }
 
@@ -133,7 +138,7 @@ class native_text_writer_impl final : public trace_writer {
  public:
   native_text_writer_impl(std::ostream& out, std::string const& header_comment) : out_(out)
   {
-    out_ << "# fraglab native trace: a ID SIZE [ALIGN] [STREAM] | f ID\n";
+    out_ << "# fraglab native trace: a ID SIZE [ALIGN] [STREAM] | f ID | r\n";
     if (!header_comment.empty()) out_ << "# " << header_comment << '\n';
   }
 
@@ -145,8 +150,10 @@ class native_text_writer_impl final : public trace_writer {
         if (e.alignment != 1 || e.stream != 0) out_ << ' ' << e.alignment;
         if (e.stream != 0) out_ << ' ' << e.stream;
         out_ << '\n';
-      } else {
+      } else if (e.kind == op::free) {
         out_ << "f " << e.slot << '\n';
+      } else {
+        out_ << "r\n";
       }
     }
   }

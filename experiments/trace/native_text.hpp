@@ -4,6 +4,7 @@
 //   line    := ws* (event ws*)? ('#' anything)? '\n'
 //   event   := 'a' ws+ ID ws+ SIZE (ws+ ALIGN (ws+ STREAM)?)?
 //            | 'f' ws+ ID
+//            | 'r'                       (release: the program emptied the allocator's cache)
 //   ID      := integer                  (the program's pointer or any unique number)
 //   SIZE    := integer > 0              (requested bytes)
 //   ALIGN   := integer, a power of two  (default 1: the allocator's natural alignment)

@@ -6,7 +6,11 @@
 #include "policies/presets/pytorch_caching.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
+#include <limits>
 #include <map>
+#include <set>
 
 namespace fraglab::trace {
 namespace {
@@ -46,20 +50,122 @@ class snapshot_parser {
     return v.as_list();
   }
 
+  // allocator_settings (c10/cuda/CUDAAllocatorConfig, as _dump_snapshot records it).
+  recorded_settings parse_settings(pickle::value const& dict) const
+  {
+    if (!dict.is_dict()) fail("expected a dict for 'allocator_settings'");
+    recorded_settings r;
+    r.recorded = true;
+    auto flag = [&](pickle::value const& v, std::string const& key) {
+      if (!std::holds_alternative<bool>(v.v)) fail("expected True or False for '" + key + "' in allocator_settings");
+      return std::get<bool>(v.v);
+    };
+    auto real = [&](pickle::value const& v, std::string const& key) {
+      if (auto const* d = std::get_if<double>(&v.v)) return *d;
+      if (v.is_int()) return static_cast<double>(v.as_int());
+      fail("expected a number for '" + key + "' in allocator_settings");
+    };
+    for (auto const& [kp, vp] : std::get<pickle::dict_value>(dict.v).items) {
+      if (!kp->is_text()) continue;
+      std::string const& key = kp->as_text();
+      pickle::value const& v = *vp;
+      if (key == "max_split_size") {
+        if (!v.is_int() || (v.as_int() < 0 && v.as_int() != -1))
+          fail("expected -1 or a byte count for 'max_split_size' in allocator_settings");
+        r.max_split_size = v.as_int();
+      } else if (key == "expandable_segments") {
+        r.expandable_segments = flag(v, key);
+      } else if (key == "garbage_collection_threshold") {
+        r.garbage_collection_threshold = real(v, key);
+        if (!(r.garbage_collection_threshold >= 0.0 && r.garbage_collection_threshold < 1.0))
+          fail("expected a garbage_collection_threshold in [0, 1) in allocator_settings");
+      } else if (key == "roundup_power2_divisions") {
+        r.roundup_power2_divisions = parse_divisions(v);
+      } else if (key == "PYTORCH_CUDA_ALLOC_CONF" || key.rfind("pinned_", 0) == 0 || key == "release_lock_on_cudamalloc") {
+        // The text the values above came from; host memory; whether a lock is held
+        // around cudaMalloc: nothing a replay decides.
+      } else if (!at_default(v)) {
+        r.unmodelled.push_back(key + "=" + display(v));
+      }
+    }
+    return r;
+  }
+
+  // Recent PyTorch records {"1": N, "2": N, ..., "32768": N}: the interval's start in MiB.
+  std::array<std::size_t, 16> parse_divisions(pickle::value const& v) const
+  {
+    std::array<std::size_t, 16> d{};
+    auto divisions = [&](pickle::value const& n) {
+      if (!n.is_int() || n.as_int() < 0 || (n.as_int() > 1 && !std::has_single_bit(static_cast<std::uint64_t>(n.as_int()))))
+        fail("expected 0 or a power of two in 'roundup_power2_divisions'");
+      return static_cast<std::size_t>(n.as_int());
+    };
+    if (v.is_int()) {
+      d.fill(divisions(v));  // one number for every interval
+      return d;
+    }
+    if (!v.is_dict()) fail("expected a dict or a number for 'roundup_power2_divisions' in allocator_settings");
+    for (auto const& [kp, np] : std::get<pickle::dict_value>(v.v).items) {
+      std::string const key = kp->is_text() ? kp->as_text() : kp->is_int() ? std::to_string(kp->as_int()) : "";
+      std::uint64_t mib = 0;
+      auto const [end, ec] = std::from_chars(key.data(), key.data() + key.size(), mib);
+      if (ec != std::errc{} || end != key.data() + key.size() || !std::has_single_bit(mib) || std::countr_zero(mib) >= 16)
+        fail("expected interval starts 1, 2, 4, ..., 32768 (MiB) in 'roundup_power2_divisions', got " + quoted(key));
+      d[static_cast<std::size_t>(std::countr_zero(mib))] = divisions(*np);
+    }
+    return d;
+  }
+
+  static std::string display(pickle::value const& v)
+  {
+    if (auto const* b = std::get_if<bool>(&v.v)) return *b ? "True" : "False";
+    if (v.is_int()) return std::to_string(v.as_int());
+    if (auto const* d = std::get_if<double>(&v.v)) return std::to_string(*d);
+    if (v.is_text()) return quoted(v.as_text());
+    return "(a " + std::string(v.is_list() ? "list" : v.is_dict() ? "dict" : "value") + ")";
+  }
+
+  // False, 0, 0.0, -1, None, an empty text or container: what PyTorch's settings default to.
+  static bool at_default(pickle::value const& v)
+  {
+    if (v.is_none()) return true;
+    if (auto const* b = std::get_if<bool>(&v.v)) return !*b;
+    if (v.is_int()) return v.as_int() == 0 || v.as_int() == -1;
+    if (auto const* d = std::get_if<double>(&v.v)) return *d == 0.0;
+    if (v.is_text()) return v.as_text().empty();
+    if (v.is_list()) return v.as_list().empty();
+    if (v.is_dict()) return std::get<pickle::dict_value>(v.v).items.empty();
+    return false;
+  }
+
+  // The device a segment is on; snapshots of one device may leave it out.
+  std::uint64_t device_of(pickle::value const& segment) const
+  {
+    return segment.get("device") == nullptr ? 0 : number(segment, "device", "a segment");
+  }
+
   pytorch_snapshot parse()
   {
     pickle::value_ptr root = pickle::parse_file(path_);
     if (!root->is_dict()) fail("expected a dict at the top of a PyTorch memory snapshot");
     pytorch_snapshot s;
     s.name = file_base_name(path_);
-    if (pickle::value const* settings = root->get("allocator_settings"); settings != nullptr && settings->is_dict()) {
-      if (auto const* e = settings->get("expandable_segments"); e != nullptr && std::holds_alternative<bool>(e->v))
-        s.expandable_segments = std::get<bool>(e->v);
-      if (auto const* m = settings->get("max_split_size"); m != nullptr && m->is_int()) s.max_split_size = m->as_int();
-    }
+    if (pickle::value const* settings = root->get("allocator_settings"); settings != nullptr) s.settings = parse_settings(*settings);
     auto const& segments = list(field(*root, "segments", "the snapshot"), "'segments'");
     auto const& traces = list(field(*root, "device_traces", "the snapshot"), "'device_traces'");
-    for (std::size_t d = 0; d < traces.size(); ++d) s.devices.push_back(parse_device(static_cast<int>(d), segments, *traces[d]));
+    // A device is one with a trace entry or a segment; a segment names its device.
+    std::set<std::uint64_t> devices;
+    for (std::size_t d = 0; d < traces.size(); ++d) devices.insert(d);
+    for (auto const& sp : segments)
+      if (sp->is_dict()) devices.insert(device_of(*sp));
+    s.recorded_devices = devices.size();
+    pickle::value no_events;
+    no_events.v = pickle::list_value{};
+    for (std::uint64_t d : devices) {
+      if (d > std::uint64_t{std::numeric_limits<int>::max()}) fail("expected a device number, got " + std::to_string(d));
+      device_snapshot dev = parse_device(static_cast<int>(d), segments, d < traces.size() ? *traces[d] : no_events);
+      if (!dev.initial_segments.empty() || !dev.events.empty() || dev.recorded_ooms != 0) s.devices.push_back(std::move(dev));
+    }
     return s;
   }
 
@@ -84,19 +190,28 @@ class snapshot_parser {
     for (auto const& sp : segments) {
       pickle::value const& seg = *sp;
       if (!seg.is_dict()) fail("expected a dict for each segment");
-      if (auto const* dv = seg.get("device"); dv != nullptr && dv->is_int() && dv->as_int() != device) continue;
+      if (device_of(seg) != static_cast<std::uint64_t>(device)) continue;
       std::uint64_t const address = number(seg, "address", "a segment");
       std::string const type = text(seg, "segment_type", "a segment");
       if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got " + quoted(type));
       std::uint64_t const stream = number(seg, "stream", "a segment");
       segs[address] = {number(seg, "total_size", "a segment"), stream, type == "small"};
+      std::uint64_t const total = segs[address].size;
+      std::uint64_t next_block = address;  // where the next block starts when it records no address
       for (auto const& bp : list(field(seg, "blocks", "a segment"), "a segment's 'blocks'")) {
         pickle::value const& b = *bp;
+        if (!b.is_dict()) fail("expected a dict for each block");
+        std::uint64_t const block_address = b.get("address") != nullptr ? number(b, "address", "a block") : next_block;
+        std::uint64_t const size = number(b, "size", "a block");
+        if (block_address < address || size > total || block_address - address > total - size)
+          fail("block at " + std::to_string(block_address) + " of " + std::to_string(size) + " B lies outside its segment at " +
+               std::to_string(address));
+        next_block = block_address + size;
         std::string const state = text(b, "state", "a block");
         if (state == "inactive") continue;
         std::uint64_t const requested = number(b, "requested_size", "a block");
         if (requested == 0) fail("expected a positive 'requested_size' in a live block (PyTorch records no empty blocks)");
-        live[number(b, "address", "a block")] = {number(b, "size", "a block"), requested, stream};
+        live[block_address] = {size, requested, stream};
       }
     }
     // Events, and the walk back to the start state.
@@ -104,11 +219,15 @@ class snapshot_parser {
       pickle::value const& e = *ep;
       std::string const action = text(e, "action", "an event");
       snapshot_event ev{};
+      ev.index = static_cast<std::size_t>(&ep - list(trace, "a device trace").data());
       if (action == "alloc") ev.op = snapshot_op::alloc;
       else if (action == "free_completed") ev.op = snapshot_op::free;
       else if (action == "segment_alloc") ev.op = snapshot_op::segment_alloc;
       else if (action == "segment_free") ev.op = snapshot_op::segment_free;
-      else continue;  // free_requested, snapshot, oom, segment_map/unmap are not decisions to replay
+      else {
+        if (action == "oom") ++out.recorded_ooms;
+        continue;  // free_requested, snapshot, oom, segment_map/unmap are not decisions to replay
+      }
       ev.address = number(e, "addr", "an event");
       ev.size = number(e, "size", "an event");
       if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");

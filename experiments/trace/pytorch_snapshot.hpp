@@ -8,8 +8,13 @@
 // free_completed that it was. A block live at the start whose size the snapshot does not
 // record is given the rounded size PyTorch would have given it, plus any tail too small to
 // have been split off (<= 1 MiB in a large segment).
+//
+// PyTorch 2.0 recorded no block addresses: a block starts where the one before it in its
+// segment's list ends, the first at the segment's address.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,19 +42,36 @@ struct snapshot_event {
   std::uint64_t address;
   std::uint64_t size;  // requested bytes for alloc/free, segment bytes for segments
   std::uint64_t stream;
+  std::size_t index = 0;  // its place in the device's list in device_traces, as PyTorch numbers it
+};
+
+// allocator_settings as the presets take them. A key that changes the allocator's decisions
+// and is not modelled, at a value other than its default, is listed in `unmodelled` (KEY=VALUE)
+// for the caller to refuse; keys that change nothing a replay decides (pinned host memory,
+// locking) are ignored.
+struct recorded_settings {
+  bool recorded = false;  // the snapshot has allocator_settings (PyTorch 2.1 and later)
+  std::int64_t max_split_size = -1;  // -1: unlimited
+  std::array<std::size_t, 16> roundup_power2_divisions{};  // [k]: sizes in [2^k, 2^(k+1)) MiB; [0] below 2 MiB
+  double garbage_collection_threshold = 0.0;
+  bool expandable_segments = false;
+  std::vector<std::string> unmodelled;
 };
 
 struct device_snapshot {
   int device = 0;
   std::vector<snapshot_segment> initial_segments;  // sorted by address
   std::vector<snapshot_event> events;              // alloc, free_completed, segment_alloc, segment_free
+  std::size_t recorded_ooms = 0;                   // `oom` entries: allocations PyTorch could not serve
 };
 
 struct pytorch_snapshot {
   std::string name;
+  // One per device that held segments or recorded events (each device has an allocator of
+  // its own in PyTorch), in device order.
   std::vector<device_snapshot> devices;
-  bool expandable_segments = false;
-  std::int64_t max_split_size = -1;  // as recorded in allocator_settings; -1: unlimited
+  std::size_t recorded_devices = 0;  // devices the recording covers, those without memory included
+  recorded_settings settings;
 };
 
 // Throws input_error naming the file and what was expected.

@@ -6,7 +6,9 @@
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <unordered_map>
 
 namespace fraglab::trace {
@@ -45,59 +47,173 @@ trace_format detect_format(std::string const& path)
   return trace_format::native_text;
 }
 
-trace snapshot_to_trace(pytorch_snapshot const& s)
+namespace {
+
+// Which segments are cached with no live block, as the recording goes: the evidence that
+// tells an empty_cache() from the allocator's own releases.
+class segment_occupancy {
+ public:
+  explicit segment_occupancy(device_snapshot const& d)
+  {
+    for (auto const& seg : d.initial_segments) {
+      segments_[seg.address] = {seg.size, seg.live.size()};
+      for (auto const& b : seg.live) segment_of_[b.address] = seg.address;
+    }
+  }
+
+  void alloc(std::uint64_t address)
+  {
+    auto it = segments_.upper_bound(address);
+    if (it == segments_.begin()) return;
+    --it;
+    if (address - it->first >= it->second.size) return;
+    ++it->second.live;
+    segment_of_[address] = it->first;
+  }
+
+  void free(std::uint64_t address)
+  {
+    auto const block = segment_of_.find(address);
+    if (block == segment_of_.end()) return;
+    if (auto const seg = segments_.find(block->second); seg != segments_.end() && seg->second.live > 0) --seg->second.live;
+    segment_of_.erase(block);
+  }
+
+  void add(std::uint64_t address, std::uint64_t size) { segments_[address] = {size, 0}; }
+  void remove(std::uint64_t address) { segments_.erase(address); }
+
+  [[nodiscard]] std::size_t idle() const
+  {
+    return static_cast<std::size_t>(std::count_if(segments_.begin(), segments_.end(), [](auto const& s) { return s.second.live == 0; }));
+  }
+
+ private:
+  struct occupancy {
+    std::uint64_t size;
+    std::size_t live;
+  };
+  std::map<std::uint64_t, occupancy> segments_;
+  std::unordered_map<std::uint64_t, std::uint64_t> segment_of_;  // live block -> its segment
+};
+
+trace device_trace(device_snapshot const& d, std::string name)
 {
   trace t;
-  t.name = s.name;
+  t.name = std::move(name);
+  t.device = d.device;
+  t.recorded_failures = d.recorded_ooms;
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   auto slot = [&](std::uint64_t address) {
     return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
   };
-  for (auto const& d : s.devices) {
-    for (auto const& seg : d.initial_segments)
-      for (auto const& b : seg.live) {
-        t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
-        ++t.allocs;
-      }
-    for (auto const& e : d.events) {
-      if (e.op == snapshot_op::alloc) {
+  for (auto const& seg : d.initial_segments)
+    for (auto const& b : seg.live) {
+      t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
+      ++t.allocs;
+    }
+  segment_occupancy segments(d);
+  for (std::size_t i = 0; i < d.events.size(); ++i) {
+    snapshot_event const& e = d.events[i];
+    switch (e.op) {
+      case snapshot_op::alloc:
         t.events.push_back({op::alloc, slot(e.address), e.size, 1, e.stream});
         ++t.allocs;
-      } else if (e.op == snapshot_op::free) {
+        segments.alloc(e.address);
+        break;
+      case snapshot_op::free:
         t.events.push_back({op::free, slot(e.address), 0, 1, e.stream});
         ++t.frees;
+        segments.free(e.address);
+        break;
+      case snapshot_op::segment_alloc: segments.add(e.address, e.size); break;
+      case snapshot_op::segment_free: {
+        // A run of segment_free events that gives back every cached segment without a live
+        // block is empty_cache() (or PyTorch's release of everything before an OOM): the
+        // program's doing, replayed under every policy. A run that keeps some is the
+        // allocator's own choice (oversize release, garbage collection), which a preset
+        // makes for itself.
+        std::size_t const idle = segments.idle();
+        std::size_t run = 0;
+        for (; i + run < d.events.size() && d.events[i + run].op == snapshot_op::segment_free; ++run)
+          segments.remove(d.events[i + run].address);
+        i += run - 1;
+        if (run == idle) {
+          t.events.push_back({op::release, 0});
+          ++t.releases;
+        }
+        break;
       }
     }
   }
   t.slots = slots.size();
+  give_releases_a_slot(t);
   return t;
-}
-
-namespace {
-
-trace read_any_format(std::string const& path)
-{
-  switch (detect_format(path)) {
-    case trace_format::native_binary: return open_native_binary(path);
-    case trace_format::pytorch_snapshot: return snapshot_to_trace(read_pytorch_snapshot(path));
-    case trace_format::rmm_csv: {
-      std::ifstream in = open_input(path, "a trace file");
-      return read_rmm_csv(in, path);
-    }
-    case trace_format::native_text: break;
-  }
-  return read_native_text_file(path);
 }
 
 }  // namespace
 
-trace read_trace(std::string const& path)
+std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
 {
-  trace t = read_any_format(path);
+  std::vector<trace> traces;
+  for (auto const& d : s.devices)
+    traces.push_back(device_trace(d, s.recorded_devices <= 1 ? s.name : s.name + "@cuda:" + std::to_string(d.device)));
+  return traces;
+}
+
+namespace {
+
+std::vector<trace> read_any_format(std::string const& path)
+{
+  std::vector<trace> traces;
+  switch (detect_format(path)) {
+    case trace_format::native_binary: traces.push_back(open_native_binary(path)); break;
+    case trace_format::pytorch_snapshot: traces = snapshot_traces(read_pytorch_snapshot(path)); break;
+    case trace_format::rmm_csv: {
+      std::ifstream in = open_input(path, "a trace file");
+      traces.push_back(read_rmm_csv(in, path));
+      break;
+    }
+    case trace_format::native_text: traces.push_back(read_native_text_file(path)); break;
+  }
+  return traces;
+}
+
+std::string device_names(std::vector<trace> const& traces)
+{
+  std::string names;
+  for (auto const& t : traces) names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(t.device);
+  return names;
+}
+
+}  // namespace
+
+std::vector<trace> read_traces(std::string const& path, std::optional<int> device)
+{
+  std::vector<trace> traces = read_any_format(path);
+  if (device) {
+    std::vector<trace> all = std::move(traces);
+    traces.clear();
+    for (auto& t : all)
+      if (t.device == *device) traces.push_back(std::move(t));
+    if (traces.empty())
+      throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it" +
+                        (all.empty() ? std::string() : " (it holds " + device_names(all) + ")"));
+  }
   // As with an empty file: a header alone, or comments alone, is a capture that recorded
   // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
-  if (t.event_count() == 0) throw input_error(path + ": no events: expected at least one allocation");
-  return t;
+  if (traces.empty() || std::all_of(traces.begin(), traces.end(), [](trace const& t) { return t.event_count() == 0; }))
+    throw input_error(path + ": no events: expected at least one allocation");
+  std::erase_if(traces, [](trace const& t) { return t.event_count() == 0; });
+  return traces;
+}
+
+trace read_trace(std::string const& path, std::optional<int> device)
+{
+  std::vector<trace> traces = read_traces(path, device);
+  if (traces.size() > 1)
+    throw input_error(path + ": holds the allocators of " + std::to_string(traces.size()) + " devices (" + device_names(traces) +
+                      "): choose one with --device N");
+  return std::move(traces.front());
 }
 
 }  // namespace fraglab::trace

@@ -6,8 +6,10 @@
 #include "experiments/trace/pytorch_snapshot.hpp"
 #include "experiments/trace/trace.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fraglab::trace {
 
@@ -17,14 +19,21 @@ std::string_view to_string(trace_format f) noexcept;
 
 trace_format detect_format(std::string const& path);
 
-// Throws input_error (FILE:LINE or FILE: byte OFFSET) on malformed input. A native binary
-// trace is opened, not loaded: its events are decoded on each pass (trace::streamed()).
-trace read_trace(std::string const& path);
+// Every trace a file holds: one, or for a PyTorch snapshot one per device (each device has
+// an allocator of its own), named FILE@cuda:N when the recording covered several. `device` keeps only
+// that device's. Throws input_error (FILE:LINE or FILE: byte OFFSET) on malformed input, and
+// for a file without events. A native binary trace is opened, not loaded: its events are
+// decoded on each pass (trace::streamed()).
+std::vector<trace> read_traces(std::string const& path, std::optional<int> device = std::nullopt);
 
-// A snapshot as a plain trace, for replay under any policy: the blocks live when recording
-// started become allocations at the start (in address order), then every alloc and
-// free_completed follows. Segment events are the recorded allocator's decisions, not the
-// program's, and are left out.
-trace snapshot_to_trace(pytorch_snapshot const& s);
+// The one trace a file holds; a snapshot of several devices needs `device`.
+trace read_trace(std::string const& path, std::optional<int> device = std::nullopt);
+
+// A snapshot as plain traces, one per device, for replay under any policy: the blocks live
+// when recording started become allocations at the start (in address order), then every
+// alloc and free_completed follows, and an op::release where the program emptied the cache.
+// The other segment events are the recorded allocator's decisions, not the program's, and are
+// left out; `oom` entries are the trace's recorded_failures.
+std::vector<trace> snapshot_traces(pytorch_snapshot const& s);
 
 }  // namespace fraglab::trace

@@ -111,6 +111,10 @@ class rmm_csv_writer_impl final : public trace_writer {
       std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", static_cast<unsigned long long>(s / 3600 % 24),
                     static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60),
                     static_cast<unsigned long long>(us));
+      if (e.kind == op::release)
+        throw std::invalid_argument("event " + std::to_string(tick_) +
+                                    " releases the allocator's cache, which RMM logging CSV has no action for: write native "
+                                    "text or binary");
       if (e.kind == op::alloc && e.alignment > 1)
         throw std::invalid_argument("event " + std::to_string(tick_) + " asks for alignment " +
                                     std::to_string(e.alignment) +

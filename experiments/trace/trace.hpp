@@ -12,7 +12,12 @@
 
 namespace fraglab::trace {
 
-enum class op : std::uint8_t { alloc, free };
+// release: the program gave the allocator's cache back (torch.cuda.empty_cache(), or
+// PyTorch's last resort before it reports out of memory): every region without a live block
+// goes back to the backend. A release names a slot that no allocation names (native binary's
+// slot 0, else one more than the ids use: give_releases_a_slot), so that the replay loop
+// tells it from a free only where a free finds its slot empty.
+enum class op : std::uint8_t { alloc, free, release };
 
 struct event {
   op kind;
@@ -30,11 +35,23 @@ struct trace {
   std::size_t slots = 0;
   std::size_t allocs = 0;
   std::size_t frees = 0;
+  std::size_t releases = 0;           // op::release events
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
+  int device = 0;                     // the device a snapshot's trace was recorded on
 
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }
 };
+
+// Points every release of an in-memory trace at a slot of its own, one past the slots its
+// ids use (call once, after the last event).
+inline void give_releases_a_slot(trace& t)
+{
+  if (t.releases == 0) return;
+  for (event& e : t.events)
+    if (e.kind == op::release) e.slot = static_cast<std::uint32_t>(t.slots);
+  ++t.slots;
+}
 
 // The file name without its directories: how result rows name a trace.
 inline std::string file_base_name(std::string const& path)

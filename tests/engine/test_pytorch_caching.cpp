@@ -368,7 +368,9 @@ TEST(PyTorchCaching, ReproducesEveryRecordedDecisionOfTheSharedSnapshots)
     if (entry.path().extension() != ".pickle") continue;
     ++files;
     auto const s = trace::read_pytorch_snapshot(entry.path().string());
-    auto const r = verify_pytorch_snapshot(s);
+    auto const results = verify_pytorch_snapshot(s, settings_for_verify(s));
+    ASSERT_EQ(results.size(), 1u) << entry.path();
+    auto const& r = results.front();
     EXPECT_GT(r.addresses_total, 1000u) << entry.path();
     EXPECT_EQ(r.addresses_matched, r.addresses_total) << entry.path();
     EXPECT_EQ(r.segments_matched, r.segments_total) << entry.path();

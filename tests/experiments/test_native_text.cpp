@@ -56,7 +56,7 @@ TEST(NativeText, RoundTripsThroughTheWriter)
 
 TEST(NativeText, MalformedLinesNameFileLineAndWhatWasExpected)
 {
-  EXPECT_EQ(error_of("a 1 10\nx 1\n"), "t.trace:2: expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got 'x'");
+  EXPECT_EQ(error_of("a 1 10\nx 1\n"), "t.trace:2: expected an event 'a ID SIZE [ALIGN] [STREAM]', 'f ID' or 'r', got 'x'");
   EXPECT_EQ(error_of("a 1\n"), "t.trace:1: expected a size, found the end of the line");
   EXPECT_EQ(error_of("a 1 ten\n"), "t.trace:1: expected a size (a non-negative integer), got 'ten'");
   EXPECT_EQ(error_of("a 1 -5\n"), "t.trace:1: expected a size (a non-negative integer), got '-5'");
@@ -70,7 +70,7 @@ TEST(NativeText, MalformedLinesNameFileLineAndWhatWasExpected)
   // than 60 of them.
   EXPECT_EQ(error_of("a 1 \x7f\xc3\xa9\n"), "t.trace:1: expected a size (a non-negative integer), got '\\x7f\\xc3\\xa9'");
   EXPECT_EQ(error_of(std::string(100, 'z') + "\n"),
-            "t.trace:1: expected an event 'a ID SIZE [ALIGN] [STREAM]' or 'f ID', got '" + std::string(60, 'z') + "'... (100 bytes)");
+            "t.trace:1: expected an event 'a ID SIZE [ALIGN] [STREAM]', 'f ID' or 'r', got '" + std::string(60, 'z') + "'... (100 bytes)");
 }
 
 TEST(NativeText, EmptyInputIsAnEmptyTrace)

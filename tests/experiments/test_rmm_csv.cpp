@@ -196,7 +196,7 @@ TEST(ReadTrace, SnapshotsBecomeTracesWithTheStartStateAllocatedFirst)
               {snapshot_op::alloc, 0x900000, 64, 0},
               {snapshot_op::free, 0x900000, 64, 0}};
   s.devices.push_back(d);
-  trace t = snapshot_to_trace(s);
+  trace t = snapshot_traces(s).at(0);
   ASSERT_EQ(t.events.size(), 5u);  // two start allocations, then alloc/free events; no segment events
   EXPECT_EQ(t.events[0].size, 100u);
   EXPECT_EQ(t.events[1].size, 1000u);
@@ -204,6 +204,60 @@ TEST(ReadTrace, SnapshotsBecomeTracesWithTheStartStateAllocatedFirst)
   EXPECT_EQ(t.events[2].slot, t.events[0].slot);
   EXPECT_EQ(t.allocs, 3u);
   EXPECT_EQ(t.frees, 2u);
+}
+
+// A run of segment_free events that gives back every cached segment without a live block is
+// the program emptying the cache (a release event, replayed under any policy); a run that
+// keeps one cached is the allocator's own choice, which a preset makes for itself.
+TEST(ReadTrace, SnapshotReleasesAreTheRunsThatEmptyTheCache)
+{
+  constexpr std::uint64_t seg = 2 << 20, a = 0x200000, b = 0x400000, c = 0x600000;
+  pytorch_snapshot s;
+  s.name = "s";
+  s.recorded_devices = 1;
+  device_snapshot d;
+  d.initial_segments.push_back({a, seg, 0, true, {{a, 512, 100}}});  // one live block
+  d.initial_segments.push_back({b, seg, 0, true, {}});               // cached, idle
+  d.events = {{snapshot_op::segment_free, b, seg, 0},   // b, the only idle segment: empty_cache
+              {snapshot_op::segment_alloc, c, seg, 0},  // c idle
+              {snapshot_op::free, a, 100, 0},           // a idle
+              {snapshot_op::segment_free, a, seg, 0},   // a goes, c stays: the allocator's choice
+              {snapshot_op::alloc, c, 64, 0},
+              {snapshot_op::free, c, 64, 0},
+              {snapshot_op::segment_free, c, seg, 0}};  // every idle segment: empty_cache
+  s.devices.push_back(d);
+  trace const t = snapshot_traces(s).at(0);
+  std::vector<op> kinds;
+  for (auto const& e : t.events) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds, (std::vector<op>{op::alloc, op::release, op::free, op::alloc, op::free, op::release}));
+  EXPECT_EQ(t.releases, 2u);
+  EXPECT_EQ(t.allocs, 2u);
+  EXPECT_EQ(t.frees, 2u);
+}
+
+// Each device has an allocator of its own in PyTorch: a snapshot of several is several traces.
+TEST(ReadTrace, SnapshotsOfSeveralDevicesAreOneTracePerDevice)
+{
+  pytorch_snapshot s;
+  s.name = "run.pickle";
+  s.recorded_devices = 3;
+  for (int dev : {0, 2}) {
+    device_snapshot d;
+    d.device = dev;
+    d.initial_segments.push_back({0x200000, 2 << 20, 0, true, {{0x200000, 512, 100 + std::uint64_t(dev)}}});
+    d.recorded_ooms = dev;
+    s.devices.push_back(d);
+  }
+  auto const traces = snapshot_traces(s);
+  ASSERT_EQ(traces.size(), 2u);
+  EXPECT_EQ(traces[0].name, "run.pickle@cuda:0");
+  EXPECT_EQ(traces[1].name, "run.pickle@cuda:2");
+  EXPECT_EQ(traces[1].device, 2);
+  EXPECT_EQ(traces[1].events.at(0).size, 102u);
+  EXPECT_EQ(traces[1].recorded_failures, 2u);  // its `oom` entries
+  s.recorded_devices = 1;
+  s.devices.pop_back();
+  EXPECT_EQ(snapshot_traces(s).at(0).name, "run.pickle");  // one device: the file's name
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace fraglab::trace::detail {
 inline constexpr std::string_view binary_magic{"FLTRACE\0", 8};
 inline constexpr std::uint16_t binary_version = 1;
 inline constexpr std::size_t binary_header_size = 64;
-inline constexpr std::uint8_t tag_free = 0x01, tag_alignment = 0x02, tag_stream = 0x04;
+inline constexpr std::uint8_t tag_free = 0x01, tag_alignment = 0x02, tag_stream = 0x04, tag_release = 0x08;
 inline constexpr std::size_t longest_record = 1 + 10 + 10 + 1 + 10;
 
 struct binary_header {

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# PyTorch snapshots replayed as PyTorch ran them (docs/policies.md, "Checked against"): one
+# allocator per device, the program's empty_cache() calls applied, recorded OOMs counted,
+# every allocator setting applied or refused by name, PyTorch 2.0's layout read, and verify
+# saying what it proved (exit 0 matched, 1 differs, 2 bad input, 3 nothing to verify).
+set -u
+fraglab=$(realpath "${1:?usage: test_snapshots.sh PATH_TO_FRAGLAB}")
+cases=$(dirname "$0")/../../../shared/traces/pytorch-cases
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+MiB=1048576
+
+# Snapshots written as PyTorch's _dump_snapshot writes them (protocol 2 pickles of plain data).
+/usr/bin/python3 - "$work" <<'EOF'
+import pickle, sys
+work = sys.argv[1]
+MiB = 1 << 20
+frames = [{"filename": "train.py", "line": 2**64 - 1, "name": "step"}]  # a value the replay does not use
+
+def seg(device, address, size, blocks, kind="large", stream=0):
+    return {"device": device, "address": address, "total_size": size, "stream": stream, "segment_type": kind,
+            "allocated_size": 0, "active_size": 0, "requested_size": 0, "frames": frames,
+            "blocks": [dict(b, frames=frames) for b in blocks]}
+
+def ev(action, addr, size, stream=0):
+    return {"action": action, "addr": addr, "size": size, "stream": stream, "time_us": 0, "frames": frames}
+
+# Three devices, each its own allocator: device d holds (d + 1) x 20 MiB live at the end.
+segments, traces = [], []
+for d in range(3):
+    base = (0x7f00 + d) << 32
+    n = d + 1
+    segments.append(seg(d, base, 20 * MiB * n, [{"address": base, "size": 20 * MiB * n, "requested_size": 20 * MiB * n,
+                                                  "state": "active_allocated"}]))
+    t = [ev("segment_alloc", base, 20 * MiB * n), ev("alloc", base, 20 * MiB * n)]
+    if d == 1:
+        t.append(ev("oom", 123, 80 << 30))
+    traces.append(t)
+pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/three.pickle", "wb"), protocol=2)
+
+# empty_cache(): a block freed, then its segment given back while nothing else is cached.
+base = 0x7f0000000000
+t = [ev("segment_alloc", base, 20 * MiB), ev("alloc", base, 12 * MiB), ev("free_requested", base, 12 * MiB),
+     ev("free_completed", base, 12 * MiB), ev("segment_free", base, 20 * MiB),
+     ev("segment_alloc", base, 20 * MiB), ev("alloc", base, 12 * MiB)]
+pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"address": base, "size": 12 * MiB, "requested_size": 12 * MiB,
+                                                   "state": "active_allocated"},
+                                                  {"address": base + 12 * MiB, "size": 8 * MiB, "requested_size": 0,
+                                                   "state": "inactive"}])],
+             "device_traces": [t]}, open(f"{work}/emptied.pickle", "wb"), protocol=2)
+
+# roundup_power2_divisions in the per-interval form: 5 MiB + 1 rounds to 6 MiB with two
+# divisions of [4, 8) MiB, so the next block starts 6 MiB in (5 MiB + 512 without).
+settings = {"PYTORCH_CUDA_ALLOC_CONF": "roundup_power2_divisions:[4:2]", "max_split_size": -1,
+            "garbage_collection_threshold": 0.0, "expandable_segments": False, "release_lock_on_cudamalloc": False,
+            "pinned_num_register_threads": 1, "pinned_use_cuda_host_register": False,
+            "graph_capture_record_stream_reuse": False,
+            "roundup_power2_divisions": {str(1 << i): (2 if i == 2 else 0) for i in range(16)}}
+t = [ev("segment_alloc", base, 20 * MiB), ev("alloc", base, 5 * MiB + 1), ev("alloc", base + 6 * MiB, MiB + 1)]
+snap = {"segments": [], "device_traces": [t], "allocator_settings": settings}
+pickle.dump(snap, open(f"{work}/divisions.pickle", "wb"), protocol=2)
+snap["allocator_settings"] = dict(settings, graph_capture_record_stream_reuse=True)
+pickle.dump(snap, open(f"{work}/unmodelled.pickle", "wb"), protocol=2)
+
+# PyTorch 2.0: blocks without addresses; state only.
+pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"},
+                                                  {"size": 4 * MiB, "requested_size": 0, "state": "inactive"},
+                                                  {"size": 14 * MiB, "requested_size": 14 * MiB - 7, "state": "active_allocated"}])],
+             "device_traces": [[ev("free_completed", base + 6 * MiB, 14 * MiB - 7)]]},
+            open(f"{work}/torch20.pickle", "wb"), protocol=2)
+EOF
+
+# --- devices ------------------------------------------------------------------------------
+out=$("$fraglab" info "$work/three.pickle"); rc=$?
+expect "info: one trace per device, named FILE@cuda:N, its OOMs counted (a line number of 2^64-1 in a frame is no obstacle)" \
+  '[[ $rc -eq 0 && $(grep -c "^trace: three.pickle@cuda:" <<<"$out") -eq 3 &&
+     $(grep -A6 "^trace: three.pickle@cuda:1" <<<"$out" | grep -c "^recorded_failures: 1") -eq 1 ]]'
+out=$("$fraglab" replay "$work/three.pickle" -p pytorch_caching --repeat 0 --format csv); rc=$?
+expect "replay: a row per device, each device's peak its own" \
+  '[[ $rc -eq 0 && $(grep -c "^three.pickle@cuda:0,pytorch_caching,1,1,0,0,$((20 * MiB))," <<<"$out") -eq 1 &&
+     $(grep -c "^three.pickle@cuda:2,pytorch_caching,1,1,0,0,$((60 * MiB))," <<<"$out") -eq 1 ]]'
+out=$("$fraglab" replay "$work/three.pickle" -p tlsf --device 1 --repeat 0 --format csv); rc=$?
+expect "replay --device 1: that device alone" '[[ $rc -eq 0 && $(tail -n +2 <<<"$out" | wc -l) -eq 1 && $out == *"three.pickle@cuda:1,tlsf,"* ]]'
+err=$("$fraglab" replay "$work/three.pickle" -p tlsf --device 5 2>&1); rc=$?
+expect "replay --device 5 names the devices the file holds" '[[ $rc -eq 2 && $err == *"no device cuda:5 in it (it holds cuda:0, cuda:1, cuda:2)"* ]]'
+err=$("$fraglab" dump "$work/three.pickle" -p tlsf 2>&1); rc=$?
+expect "dump of several devices asks for one" '[[ $rc -eq 2 && $err == *"choose one with --device N"* ]]'
+out=$("$fraglab" verify "$work/three.pickle"); rc=$?
+expect "verify: each device's allocator, and the recorded OOM named" \
+  '[[ $rc -eq 0 && $(grep -c "^addresses matched: 1/1" <<<"$out") -eq 3 && $out == *"1 out-of-memory errors recorded"* ]]'
+
+# --- releases -----------------------------------------------------------------------------
+row() { "$fraglab" replay "$@" -p pytorch_caching --repeat 0 --format csv | tail -1; }
+col() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i } NR == 2 { print $c }'; }
+csv=$("$fraglab" replay "$work/emptied.pickle" -p pytorch_caching --repeat 0 --format csv)
+expect "empty_cache is replayed: a cache release, and the segment goes back" \
+  '[[ $(col cache_releases <<<"$csv") -eq 1 && $(col releases <<<"$csv") -eq 1 && $(col acquisitions <<<"$csv") -eq 2 ]]'
+csv=$("$fraglab" replay "$work/emptied.pickle" -p pytorch_caching --repeat 0 --format csv --ignore-releases)
+expect "--ignore-releases: the what-if without empty_cache keeps the segment" \
+  '[[ $(col cache_releases <<<"$csv") -eq 0 && $(col releases <<<"$csv") -eq 0 && $(col acquisitions <<<"$csv") -eq 1 ]]'
+"$fraglab" convert "$work/emptied.pickle" "$work/emptied.trace" 2>/dev/null
+"$fraglab" convert "$work/emptied.pickle" "$work/emptied.fbin" 2>/dev/null
+expect "a release survives native text and binary" \
+  '[[ $(grep -c "^r$" "$work/emptied.trace") -eq 1 && "$(row "$work/emptied.trace" | cut -d, -f2-)" == "$(row "$work/emptied.pickle" | cut -d, -f2-)" &&
+     "$(row "$work/emptied.fbin" | cut -d, -f2-)" == "$(row "$work/emptied.pickle" | cut -d, -f2-)" ]]'
+err=$("$fraglab" convert "$work/emptied.pickle" "$work/emptied.csv" 2>&1); rc=$?
+expect "RMM CSV, which has no action for a release, is refused rather than written without it" \
+  '[[ $rc -eq 2 && $err == *"releases the allocator'"'"'s cache, which RMM logging CSV has no action for"* && ! -e $work/emptied.csv ]]'
+
+# --- settings -----------------------------------------------------------------------------
+out=$("$fraglab" verify "$work/divisions.pickle"); rc=$?
+expect "verify applies roundup_power2_divisions as recorded, per interval" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
+err=$("$fraglab" verify "$work/unmodelled.pickle" 2>&1); rc=$?
+expect "a setting the preset does not model, at another value than its default, is refused by name" \
+  '[[ $rc -eq 2 && $err == *"graph_capture_record_stream_reuse=True"* ]]'
+
+# --- PyTorch 2.0's layout, and nothing to verify ------------------------------------------
+out=$("$fraglab" info "$work/torch20.pickle"); rc=$?
+expect "PyTorch 2.0's blocks take their addresses from the sizes before them" \
+  '[[ $rc -eq 0 && $out == *"allocs: 2"* && $out == *"frees: 1"* ]]'
+out=$("$fraglab" verify "$work/torch20.pickle"); rc=$?
+expect "verify with no decision recorded says so and exits 3, not 0" '[[ $rc -eq 3 && $out == *"nothing to verify"* ]]'
+
+# --- the real cases -----------------------------------------------------------------------
+if [[ -d $cases ]]; then
+  out=$("$fraglab" verify "$cases/sqattn-empty-cache.pickle"); rc=$?
+  expect "sqattn: every decision, empty_cache included ($(grep matched <<<"$out" | tr '\n' ' '))" \
+    '[[ $rc -eq 0 && $out == *"addresses matched: 2912/2912"* && $out == *"segments matched: 840/840"* ]]'
+  "$fraglab" replay "$cases/sqattn-empty-cache.pickle" -p pytorch_caching --repeat 0 --format csv \
+    --timeseries "$work/series.csv" > "$work/sq.csv"
+  falls=$(awk -F, 'NR > 1 { if (seen && $6 < last) n++; last = $6; seen = 1 } END { print n + 0 }' "$work/series.csv")
+  expect "sqattn: reserved bytes fall at the empty_cache calls ($falls falls; $(col cache_releases < "$work/sq.csv") releases)" \
+    '[[ $falls -gt 10 && $(col cache_releases < "$work/sq.csv") -gt 10 ]]'
+  out=$("$fraglab" info "$cases/layoutediting-2dev-state.pickle" "$cases/opt1.3b-torch2.0-state.pickle"); rc=$?
+  expect "the two-device file names its device; the 2.0-era file reads" \
+    '[[ $rc -eq 0 && $out == *"trace: layoutediting-2dev-state.pickle@cuda:1"* && $out == *"trace: opt1.3b-torch2.0-state.pickle"* ]]'
+  "$fraglab" verify "$cases/opt1.3b-torch2.0-state.pickle" > /dev/null; rc=$?
+  expect "the 2.0-era file records no decision: verify exits 3" '[[ $rc -eq 3 ]]'
+else
+  echo "SKIP: $cases not found; the real snapshot cases need ../shared/traces"
+fi
+
+echo "snapshots: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
