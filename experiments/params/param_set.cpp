@@ -52,9 +52,9 @@ constexpr std::array<param_spec, 5> pytorch_table{{
 }};
 
 constexpr std::array<param_spec, 3> tf_table{{
-    {"allow_growth", "tf_bfc", "true", "grow by doubling regions from 2 MiB; false: one region of the whole memory limit"},
+    {"allow_growth", "tf_bfc", "auto", "false: one region of the whole memory limit (TF's GPU default); true: doubling regions from 2 MiB; auto: false where a memory limit is known, else true"},
     {"per_process_gpu_memory_fraction", "tf_bfc", "0", "memory limit as a fraction of the device (--capacity, or the device itself with a CUDA backend); 0: unset"},
-    {"garbage_collection", "tf_bfc", "false", "after a failed growth, release free regions when that makes room"},
+    {"garbage_collection", "tf_bfc", "true", "after a failed growth, release free regions when that makes room (TF_ENABLE_GPU_GARBAGE_COLLECTION, on by default)"},
 }};
 
 constexpr std::array<param_spec, 2> dlmalloc_table{{

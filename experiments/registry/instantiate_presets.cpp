@@ -81,11 +81,14 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
   tf::settings s;
   if (p.has("split_ratio")) s.split_ratio = p.real("split_ratio");  // TF splits at 2x
   if (!(s.split_ratio >= 1.0)) throw std::invalid_argument("parameter split_ratio: must be at least 1");
-  s.allow_growth = p.flag("allow_growth");
   s.garbage_collection = p.flag("garbage_collection");
   s.max_internal_fragmentation = p.size("max_internal_fragmentation");
   s.memory_limit = memory_limit(p, b, "per_process_gpu_memory_fraction", b.capacity);  // TF: the device by default
-  if (!s.allow_growth && s.memory_limit == std::numeric_limits<std::size_t>::max())
+  // TF's GPU allocator (GPUBFCAllocator) takes allow_growth from GPUOptions, false unless
+  // asked; a simulation without a memory limit has no whole limit to take, and grows.
+  bool const limited = s.memory_limit != std::numeric_limits<std::size_t>::max();
+  s.allow_growth = p.text("allow_growth") == "auto" ? !limited : p.flag("allow_growth");
+  if (!s.allow_growth && !limited)
     throw std::invalid_argument("allow_growth=false acquires the whole memory limit: give --capacity or memory_limit");
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";

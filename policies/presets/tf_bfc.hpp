@@ -45,6 +45,9 @@ inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max()
 using policy = fraglab::policy<bins_index, best_fit, threshold_split, fixed_coalescing<coalesce_mode::immediate>, growth_rule,
                                plain_quantum_size_rule>;
 
+// BFCAllocator::Options' defaults. TF's GPU device configures it otherwise (GPUBFCAllocator:
+// allow_growth false unless GPUOptions ask, garbage collection on unless
+// TF_ENABLE_GPU_GARBAGE_COLLECTION=false), and so does the tf_bfc preset of the command line.
 struct settings {
   std::size_t memory_limit = unlimited;
   bool allow_growth = true;

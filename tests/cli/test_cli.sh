@@ -201,6 +201,26 @@ one_less=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity $((min - 256))
 served=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity "$min" --format csv | tail -1 | cut -d, -f6)
 expect "capacity is exact: one granule less fails ($min)" '[[ $one_less -gt 0 && $served -eq 0 ]]'
 
+# TF's own GPU BFC test ExerciseCoalescing (gpu_bfc_allocator_test.cc), from its documented
+# expectations: under a 1 GiB limit and TF's GPU defaults (one region of the whole limit),
+# 1,024 rounds of four allocations freed again peak at the sum of the four (TF's
+# peak_bytes_in_use), and coalescing gives the first allocation's address back at the end.
+/usr/bin/python3 -c '
+lines = ["a 0 4096", "f 0"]
+for i in range(1024):
+    b = 1 + 4 * i
+    lines += ["a %d 4096" % b, "a %d 8388608" % (b + 1), "a %d 16384" % (b + 2), "a %d 41943040" % (b + 3)]
+    lines += ["f %d" % (b + j) for j in range(4)]
+print("\n".join(lines + ["a 99999 4096"]))' > "$work/coalescing.trace"
+out=$("$fraglab" dump "$work/coalescing.trace" -p tf_bfc --capacity 1GiB --style tf); rc=$?
+expect "tf_bfc under a memory limit is TF's GPU allocator: ExerciseCoalescing's stats and first pointer" \
+  '[[ $rc -eq 0 && $out == *"MaxInUse:         50352128"* && $out == *"NumAllocs:        4098"* &&
+     $out == *"MaxAllocSize:     41943040"* && $out == *"InUse at 0x10000000000 of size 4096"* &&
+     $out == *"PeakReserved:     1073741824"* ]]'
+out=$("$fraglab" dump "$work/coalescing.trace" -p tf_bfc --capacity 1GiB --set allow_growth=true --style tf)
+expect "tf_bfc with allow_growth=true (the research setting) grows regions instead" \
+  '[[ $out != *"MaxInUse:         50352128"* && $out != *"PeakReserved:     1073741824"* ]]'
+
 # The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
 snapshots=$(dirname "$0")/../../../shared/traces/pytorch
 if [[ -d $snapshots ]]; then
