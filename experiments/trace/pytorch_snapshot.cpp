@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace fraglab::trace {
 namespace {
@@ -151,6 +152,7 @@ class snapshot_parser {
     pytorch_snapshot s;
     s.name = file_base_name(path_);
     if (pickle::value const* settings = root->get("allocator_settings"); settings != nullptr) s.settings = parse_settings(*settings);
+    settings_ = s.settings;
     auto const& segments = list(field(*root, "segments", "the snapshot"), "'segments'");
     auto const& traces = list(field(*root, "device_traces", "the snapshot"), "'device_traces'");
     // A device is one with a trace entry or a segment; a segment names its device.
@@ -246,29 +248,64 @@ class snapshot_parser {
       snapshot_segment seg{address, info.size, info.stream, info.small, {}};
       for (auto it = live.lower_bound(address); it != live.end() && it->first < address + info.size; ++it)
         seg.live.push_back({it->first, it->second.block_size, it->second.requested});
-      size_unknown_blocks(seg);
       out.initial_segments.push_back(std::move(seg));
     }
+    size_unknown_blocks(out.initial_segments, out.events);
     return out;
   }
 
-  // A block whose size was not recorded takes PyTorch's rounded size, and in a large
-  // segment also the tail up to the next block when that tail is too small to have been
-  // split off (remainders of 1 MiB or less stay with the block).
-  void size_unknown_blocks(snapshot_segment& seg) const
+  // A block live at the start whose size was not recorded (it is freed during the recording)
+  // ends between its rounded size and the most PyTorch leaves unsplit behind it: nothing in a
+  // small segment (every remainder of 512 B or more is split), 1 MiB in a large one, and
+  // max_non_split_rounding (20 MiB) behind an oversize block under max_split_size. The trace
+  // says where: the lowest allocation recorded in that window while the block is live starts
+  // where it ends (a free block's first allocation takes its low part). Without one, the
+  // block reaches the next live block when that is within the window, else it has no tail.
+  // One pass over the events: the windows lie in distinct gaps, so they never overlap.
+  void size_unknown_blocks(std::vector<snapshot_segment>& segments, std::vector<snapshot_event> const& events) const
   {
-    pt::size_rule const round{};
-    for (std::size_t i = 0; i < seg.live.size(); ++i) {
-      auto& b = seg.live[i];
-      if (b.size != 0) continue;
-      b.size = *round.round(b.requested);
-      std::uint64_t const next = i + 1 < seg.live.size() ? seg.live[i + 1].address : seg.address + seg.size;
-      if (b.address + b.size > next) fail("block at " + std::to_string(b.address) + " overlaps the next one in its segment");
-      if (!seg.small && next - (b.address + b.size) <= pt::small_size) b.size = next - b.address;
+    pt::size_rule round{};
+    round.divisions = settings_.roundup_power2_divisions;
+    auto const max_split = settings_.max_split_size < 0 ? pt::unlimited : static_cast<std::size_t>(settings_.max_split_size);
+    struct window {
+      std::uint64_t hi;
+      snapshot_block* block;
+      std::uint64_t fallback_end;
+      std::uint64_t lowest = ~std::uint64_t{0};  // the lowest allocation seen in it
+      bool live = true;
+    };
+    std::map<std::uint64_t, window> windows;     // by its low end
+    std::unordered_map<std::uint64_t, std::uint64_t> window_of;  // block address -> low end
+    for (auto& seg : segments)
+      for (std::size_t i = 0; i < seg.live.size(); ++i) {
+        auto& b = seg.live[i];
+        if (b.size != 0) continue;
+        b.size = *round.round(b.requested);
+        std::uint64_t const next = i + 1 < seg.live.size() ? seg.live[i + 1].address : seg.address + seg.size;
+        if (b.address + b.size > next) fail("block at " + std::to_string(b.address) + " overlaps the next one in its segment");
+        if (seg.small) continue;
+        std::uint64_t const tail = b.size >= max_split ? pt::large_buffer : pt::small_size;
+        std::uint64_t const lo = b.address + b.size;
+        windows[lo] = {lo + std::min(tail, next - lo), &b, next - lo <= tail ? next : lo};
+        window_of[b.address] = lo;
+      }
+    if (windows.empty()) return;
+    for (snapshot_event const& e : events) {
+      if (e.op == snapshot_op::free) {
+        if (auto const w = window_of.find(e.address); w != window_of.end()) windows.at(w->second).live = false;
+      } else if (e.op == snapshot_op::alloc) {
+        auto it = windows.upper_bound(e.address);
+        if (it == windows.begin()) continue;
+        --it;
+        if (it->second.live && e.address <= it->second.hi) it->second.lowest = std::min(it->second.lowest, e.address);
+      }
     }
+    for (auto const& [lo, w] : windows)
+      w.block->size = (w.lowest != ~std::uint64_t{0} ? w.lowest : w.fallback_end) - w.block->address;
   }
 
   std::string path_;
+  recorded_settings settings_;  // the rounding and split rules the start state was made under
 };
 
 }  // namespace

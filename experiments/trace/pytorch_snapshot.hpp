@@ -6,8 +6,10 @@
 // trace backwards from it: a segment_alloc means the segment did not exist before it, a
 // segment_free that it did; an alloc that its block was not live before it, a
 // free_completed that it was. A block live at the start whose size the snapshot does not
-// record is given the rounded size PyTorch would have given it, plus any tail too small to
-// have been split off (<= 1 MiB in a large segment).
+// record is given the rounded size PyTorch would have given it (under the recorded rounding
+// settings), plus the tail PyTorch left unsplit behind it (up to 1 MiB in a large segment,
+// 20 MiB behind an oversize block): up to the lowest allocation the trace places in that
+// window while the block lives, else to the next live block when that is within it.
 //
 // PyTorch 2.0 recorded no block addresses: a block starts where the one before it in its
 // segment's list ends, the first at the segment's address.

@@ -64,6 +64,15 @@ pickle.dump(snap, open(f"{work}/divisions.pickle", "wb"), protocol=2)
 snap["allocator_settings"] = dict(settings, graph_capture_record_stream_reuse=True)
 pickle.dump(snap, open(f"{work}/unmodelled.pickle", "wb"), protocol=2)
 
+# A block live at the start, freed later, of unrecorded size: it held an unsplit tail (taken
+# from a 6 MiB hole for 5 MiB + 1), which the allocation placed right behind it shows.
+blocks = [{"address": base, "size": 6 * MiB, "requested_size": 6 * MiB, "state": "active_allocated"},
+          {"address": base + 6 * MiB, "size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"},
+          {"address": base + 8 * MiB, "size": 12 * MiB, "requested_size": 0, "state": "inactive"}]
+t = [ev("alloc", base + 6 * MiB, 2 * MiB), ev("free_requested", base, 5 * MiB + 1), ev("free_completed", base, 5 * MiB + 1),
+     ev("alloc", base, 6 * MiB)]
+pickle.dump({"segments": [seg(0, base, 20 * MiB, blocks)], "device_traces": [t]}, open(f"{work}/tail.pickle", "wb"), protocol=2)
+
 # PyTorch 2.0: blocks without addresses; state only.
 pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"},
                                                   {"size": 4 * MiB, "requested_size": 0, "state": "inactive"},
@@ -115,6 +124,10 @@ expect "verify applies roundup_power2_divisions as recorded, per interval" '[[ $
 err=$("$fraglab" verify "$work/unmodelled.pickle" 2>&1); rc=$?
 expect "a setting the preset does not model, at another value than its default, is refused by name" \
   '[[ $rc -eq 2 && $err == *"graph_capture_record_stream_reuse=True"* ]]'
+
+# --- the start state ----------------------------------------------------------------------
+out=$("$fraglab" verify "$work/tail.pickle"); rc=$?
+expect "a start block's unsplit tail is found from where the next allocation lands" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
 
 # --- PyTorch 2.0's layout, and nothing to verify ------------------------------------------
 out=$("$fraglab" info "$work/torch20.pickle"); rc=$?
