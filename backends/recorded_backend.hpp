@@ -14,6 +14,7 @@
 #include <deque>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 namespace fraglab {
 
@@ -48,11 +49,42 @@ class recorded_backend {
     return {e.address, n};
   }
 
-  bool release(std::uintptr_t /*base*/, std::size_t n)
+  // Expandable segments (PyTorch's expandable_segments:True): a reservation starts where the
+  // next announced mapping (expect_map) does, as PyTorch maps a new segment from its start;
+  // each mapping is compared with the next one announced.
+  void expect_map(std::uintptr_t address, std::size_t size) { pending_maps_.push_back({address, size}); }
+
+  acquisition reserve(std::size_t n, std::size_t /*alignment*/)
+  {
+    if (!pending_maps_.empty()) return {pending_maps_.front().address, n};
+    std::uintptr_t const a = synthetic_;
+    synthetic_ += detail::align_up(n, std::size_t{2} << 20);
+    return {a, n};
+  }
+
+  acquisition acquire_at(std::uintptr_t address, std::size_t n)
+  {
+    stats_.on_acquire(n);
+    if (!pending_maps_.empty() && pending_maps_.front().address == address) {
+      if (pending_maps_.front().size == n) ++matched_maps_;
+      else ++mismatched_maps_;
+      pending_maps_.pop_front();
+    } else {
+      ++mismatched_maps_;
+    }
+    return {address, n};
+  }
+
+  bool release(std::uintptr_t base, std::size_t n)
   {
     stats_.on_release(n);
+    released_.push_back({base, n});
     return true;
   }
+
+  // What the allocator gave back since the last call, in order (segments freed, pages
+  // unmapped), for comparison with what the recording gave back.
+  [[nodiscard]] std::deque<expected_segment> take_released() { return std::exchange(released_, {}); }
 
   [[nodiscard]] std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
@@ -67,12 +99,16 @@ class recorded_backend {
   [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }      // announced, never acquired
   // Drops announcements the allocator did not act on (the caller reports them).
   void discard_pending() noexcept { pending_.clear(); }
+  [[nodiscard]] std::uint64_t matched_maps() const noexcept { return matched_maps_; }
+  [[nodiscard]] std::uint64_t mismatched_maps() const noexcept { return mismatched_maps_; }
+  [[nodiscard]] std::size_t pending_maps() const noexcept { return pending_maps_.size(); }
+  void discard_pending_maps() noexcept { pending_maps_.clear(); }
 
  private:
   std::size_t granularity_;
-  std::deque<expected_segment> pending_;
+  std::deque<expected_segment> pending_, pending_maps_, released_;
   std::uintptr_t synthetic_ = std::uintptr_t{1} << 56;
-  std::uint64_t matched_ = 0, mismatched_size_ = 0, unexpected_ = 0;
+  std::uint64_t matched_ = 0, mismatched_size_ = 0, unexpected_ = 0, matched_maps_ = 0, mismatched_maps_ = 0;
   backend_stats stats_;
 };
 

@@ -290,7 +290,8 @@ class allocator {
 
   // Recreates a region the backend already holds (a snapshot's segment), with live chunks
   // where `live` says (sorted by address, inside the region, granule-aligned) and free
-  // chunks in the gaps, in the pool `pool_key` names. For replays that start from a
+  // chunks in the gaps, in the pool `pool_key` names; in an expandable pool, the mapped
+  // part of its reservation, which then starts at the region. For replays that start from a
   // recorded state. Throws std::invalid_argument on an impossible layout.
   void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live)
   {
@@ -306,6 +307,15 @@ class allocator {
     }
     std::uint32_t const pool = pool_for(pool_key);
     auto& ix = pools_[pool]->index;
+    if (pool_entry& pe = *pools_[pool]; pe.page != 0) {
+      // An expandable pool's mapped part: its reservation starts here, and further pages
+      // map after it.
+      if (pe.map_base != 0 || a.base % pe.page != 0 || a.size % pe.page != 0 || a.size > pe.reservation_size)
+        bad("an expandable pool's mapped range must be the only one, page-aligned and within its reservation");
+      pe.map_base = a.base;
+      pe.map_end = a.end();
+      pe.reservation_end = a.base + pe.reservation_size;
+    }
     count_acquisition(a);
     region* r = new_region(a, pool);
     auto append = [&](std::uintptr_t address, std::size_t size) {

@@ -159,17 +159,21 @@ int convert(std::vector<std::string> const& args)
 
 int verify(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab verify SNAPSHOT... -p pytorch_caching");
+  po::options_description desc("fraglab verify SNAPSHOT... [-p auto|pytorch_caching|pytorch_expandable]");
   desc.add_options()                                                                              //
       ("snapshot", po::value<std::vector<std::string>>()->multitoken(), "PyTorch memory snapshots")  //
-      ("policy,p", po::value<std::string>()->default_value("pytorch_caching"), "the preset to verify")  //
+      ("policy,p", po::value<std::string>()->default_value("auto"),
+       "the preset to verify: auto, the one the snapshot's settings ask for (pytorch_expandable for "
+       "expandable_segments:True, else pytorch_caching)")  //
       ("device", po::value<std::string>(), "N: the allocator of device cuda:N only (default: each device's)");
   auto const parsed = parse_command(args, desc, "snapshot");
   if (!parsed) return 0;
   auto const& vm = *parsed;
   if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
-  if (vm["policy"].as<std::string>() != "pytorch_caching")
-    throw std::invalid_argument("only pytorch_caching can be verified against PyTorch snapshots");
+  std::string const policy = vm["policy"].as<std::string>();
+  if (policy != "auto" && policy != "pytorch_caching" && policy != "pytorch_expandable")
+    throw std::invalid_argument("-p: only pytorch_caching and pytorch_expandable can be verified against PyTorch snapshots, got '" +
+                                policy + "'");
   auto const& paths = vm["snapshot"].as<std::vector<std::string>>();
   check_distinct_names(paths);
   // Every file is checked before any is replayed; another format read as a pickle would
@@ -183,6 +187,10 @@ int verify(std::vector<std::string> const& args)
   for (auto const& path : paths) {
     trace::pytorch_snapshot s = trace::read_pytorch_snapshot(path);
     presets::pytorch::settings const settings = settings_for_verify(s);
+    std::string const asked = s.settings.expandable_segments ? "pytorch_expandable" : "pytorch_caching";
+    if (policy != "auto" && policy != asked)
+      throw std::invalid_argument(path + ": recorded with expandable_segments=" +
+                                  (s.settings.expandable_segments ? "True" : "False") + ", which is " + asked + ", not " + policy);
     if (device) {
       std::erase_if(s.devices, [&](trace::device_snapshot const& d) { return d.device != *device; });
       if (s.devices.empty()) throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it");
@@ -198,8 +206,10 @@ int verify(std::vector<std::string> const& args)
       }
       std::cout << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
       std::cout << "segments matched: " << r.segments_matched << '/' << r.segments_total << '\n';
-      std::cout << "  (addresses: each alloc recorded after the start; the " << r.restored_blocks
-                << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free)\n";
+      if (settings.expandable_segments) std::cout << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
+      std::cout << "  (under " << asked << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
+                << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free"
+                << (settings.expandable_segments ? "; maps: each segment_map and segment_unmap" : "") << ")\n";
       if (r.recorded_ooms != 0)
         std::cout << "  " << r.recorded_ooms << " out-of-memory errors recorded (`oom` entries): not replayed\n";
       for (auto const& m : r.first_mismatches)

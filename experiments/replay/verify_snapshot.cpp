@@ -2,6 +2,7 @@
 
 #include "backends/recorded_backend.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -42,13 +43,15 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
     a.backend().adopt(seg.size);
     a.restore_region({seg.address, seg.size}, pt::pool_rule::key(seg.stream, seg.small), blocks);
   }
-  for (trace::snapshot_event const& e : d.events) {
+  for (std::size_t k = 0; k < d.events.size(); ++k) {
+    trace::snapshot_event const& e = d.events[k];
     std::size_t const i = e.index;
     switch (e.op) {
       case trace::snapshot_op::alloc: {
         ++r.addresses_total;
         std::uint64_t const matched_before = a.backend().matched();
         std::uint64_t const unexpected_before = a.backend().unexpected() + a.backend().mismatched_size();
+        std::uint64_t const maps_before = a.backend().matched_maps(), mismapped_before = a.backend().mismatched_maps();
         allocation const got = a.allocate(e.size, 1, e.stream);
         if (got.address == e.address) ++r.addresses_matched;
         else note(r, i, "alloc of " + std::to_string(e.size) + " B: PyTorch chose " + hex(e.address) + ", the preset " + hex(got.address));
@@ -59,6 +62,13 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
           note(r, i, "PyTorch allocated a segment here that the preset did not need");
           a.backend().discard_pending();
         }
+        r.maps_matched += a.backend().matched_maps() - maps_before;
+        if (a.backend().mismatched_maps() != mismapped_before) note(r, i, "the preset mapped pages PyTorch did not map here");
+        if (a.backend().pending_maps() != 0) {
+          note(r, i, "PyTorch mapped pages here that the preset did not need");
+          a.backend().discard_pending_maps();
+        }
+        (void)a.backend().take_released();  // what the preset's own miss path gave back
         if (got) ours[e.address] = got.address;
         break;
       }
@@ -80,7 +90,37 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
         ++r.segments_total;
         if (a.release_region(e.address)) ++r.segments_matched;
         else note(r, i, "PyTorch released segment " + hex(e.address) + ", which the preset does not hold free");
+        (void)a.backend().take_released();
         break;
+      case trace::snapshot_op::segment_map:
+        ++r.maps_total;
+        a.backend().expect_map(e.address, e.size);
+        break;
+      case trace::snapshot_op::segment_unmap: {
+        // PyTorch unmaps only as it empties its cache: a run of unmaps is one empty_cache,
+        // whose unmapped ranges the preset's must be.
+        std::size_t end = k;
+        while (end < d.events.size() && d.events[end].op == trace::snapshot_op::segment_unmap) ++end;
+        (void)a.backend().take_released();
+        (void)a.release_free_regions();
+        auto released = a.backend().take_released();
+        for (; k < end; ++k) {
+          trace::snapshot_event const& u = d.events[k];
+          ++r.maps_total;
+          auto const same = std::find_if(released.begin(), released.end(), [&](auto const& g) {
+            return g.address == u.address && g.size == u.size;
+          });
+          if (same != released.end()) {
+            ++r.maps_matched;
+            released.erase(same);
+          } else {
+            note(r, u.index, "PyTorch unmapped " + std::to_string(u.size) + " B at " + hex(u.address) + "; the preset did not");
+          }
+        }
+        --k;
+        if (!released.empty()) note(r, i, "the preset gave back memory PyTorch kept when it emptied its cache");
+        break;
+      }
     }
   }
   if (a.backend().pending() != 0)
@@ -93,8 +133,6 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
 pt::settings settings_for_verify(trace::pytorch_snapshot const& s)
 {
   trace::recorded_settings const& r = s.settings;
-  if (r.expandable_segments)
-    throw std::invalid_argument(s.name + ": recorded with expandable_segments=True, which pytorch_caching does not reproduce");
   if (!r.unmodelled.empty()) {
     std::string names;
     for (auto const& u : r.unmodelled) names += (names.empty() ? "" : ", ") + u;
@@ -106,6 +144,11 @@ pt::settings settings_for_verify(trace::pytorch_snapshot const& s)
   // PyTorch collects garbage only under a memory fraction, which a snapshot does not record:
   // without one (memory_limit unlimited) the threshold is kept and changes nothing, as there.
   out.garbage_collection_threshold = r.garbage_collection_threshold;
+  out.expandable_segments = r.expandable_segments;
+  // Each expandable segment's reservation (1.125 x the device's memory) must hold what the
+  // snapshot shows mapped; the device's size is not recorded.
+  for (auto const& d : s.devices)
+    for (auto const& seg : d.initial_segments) out.device_memory = std::max<std::size_t>(out.device_memory, seg.size);
   return out;
 }
 

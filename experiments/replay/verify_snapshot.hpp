@@ -1,8 +1,11 @@
-// Replays a PyTorch memory snapshot under the pytorch_caching preset and compares every
-// decision with the one PyTorch recorded: each allocation's address, each new segment
-// (taken from the trace's own segment_alloc at the moment the preset asks for one, and
-// matched when the preset asks for exactly that size then), and each segment_free (matched
-// when the preset holds that segment wholly free at that point and releases it).
+// Replays a PyTorch memory snapshot under the pytorch_caching preset (pytorch_expandable when
+// it was recorded with expandable segments) and compares every decision with the one PyTorch
+// recorded: each allocation's address, each new segment (taken from the trace's own
+// segment_alloc at the moment the preset asks for one, and matched when the preset asks for
+// exactly that size then), each segment_free (matched when the preset holds that segment
+// wholly free at that point and releases it), and in expandable segments each segment_map
+// (matched when the preset maps exactly those pages then) and each segment_unmap (matched
+// when emptying the preset's cache there unmaps exactly those pages).
 #pragma once
 
 #include "experiments/trace/pytorch_snapshot.hpp"
@@ -28,22 +31,24 @@ struct verify_result {
   std::uint64_t addresses_total = 0;
   std::uint64_t segments_matched = 0;
   std::uint64_t segments_total = 0;
+  std::uint64_t maps_matched = 0;  // expandable segments: segment_map and segment_unmap entries
+  std::uint64_t maps_total = 0;
   std::uint64_t restored_blocks = 0;     // live when recording started
   std::uint64_t restored_segments = 0;   // held when recording started
   std::uint64_t recorded_ooms = 0;       // `oom` entries: allocations PyTorch could not serve (not replayed)
   std::vector<verify_mismatch> first_mismatches;  // up to 10, for the report
 
   // Nothing was recorded after the start state: there is no decision to compare.
-  [[nodiscard]] bool empty() const noexcept { return addresses_total == 0 && segments_total == 0; }
+  [[nodiscard]] bool empty() const noexcept { return addresses_total == 0 && segments_total == 0 && maps_total == 0; }
   [[nodiscard]] bool complete() const noexcept
   {
-    return addresses_matched == addresses_total && segments_matched == segments_total;
+    return addresses_matched == addresses_total && segments_matched == segments_total && maps_matched == maps_total;
   }
 };
 
-// The preset's settings from the snapshot's allocator_settings; throws std::invalid_argument
-// naming a setting that changes decisions and is not modelled here, at a value other than its
-// default, and expandable segments (which pytorch_caching does not reproduce).
+// The preset's settings from the snapshot's allocator_settings (expandable_segments: the
+// pytorch_expandable preset); throws std::invalid_argument naming a setting that changes
+// decisions and is not modelled here, at a value other than its default.
 presets::pytorch::settings settings_for_verify(trace::pytorch_snapshot const& s);
 
 // One result per device, in the snapshot's order.

@@ -226,9 +226,11 @@ class snapshot_parser {
       else if (action == "free_completed") ev.op = snapshot_op::free;
       else if (action == "segment_alloc") ev.op = snapshot_op::segment_alloc;
       else if (action == "segment_free") ev.op = snapshot_op::segment_free;
+      else if (action == "segment_map") ev.op = snapshot_op::segment_map;
+      else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
       else {
         if (action == "oom") ++out.recorded_ooms;
-        continue;  // free_requested, snapshot, oom, segment_map/unmap are not decisions to replay
+        continue;  // free_requested, snapshot and oom are not decisions to replay
       }
       ev.address = number(e, "addr", "an event");
       ev.size = number(e, "size", "an event");
@@ -242,6 +244,8 @@ class snapshot_parser {
         case snapshot_op::free: live[it->address] = {0, it->size, it->stream}; break;
         case snapshot_op::segment_alloc: segs.erase(it->address); break;
         case snapshot_op::segment_free: segs[it->address] = {it->size, it->stream, it->size == pt::small_buffer}; break;
+        case snapshot_op::segment_map: unmap_before(segs, it->address, it->size); break;
+        case snapshot_op::segment_unmap: map_before(segs, it->address, *it); break;
       }
     }
     for (auto const& [address, info] : segs) {
@@ -252,6 +256,39 @@ class snapshot_parser {
     }
     size_unknown_blocks(out.initial_segments, out.events);
     return out;
+  }
+
+  // Walking back over a segment_map: before it, the pages were not mapped. PyTorch reports an
+  // expandable segment's mapped pages as one segment; a mapping grew it at its end (or made it).
+  static void unmap_before(std::map<std::uint64_t, segment_info>& segs, std::uint64_t address, std::uint64_t size)
+  {
+    auto it = segs.upper_bound(address);
+    if (it == segs.begin()) return;
+    --it;
+    if (it->first + it->second.size != address + size) return;
+    if (it->second.size == size) segs.erase(it);
+    else it->second.size -= size;
+  }
+
+  // Walking back over a segment_unmap: before it, the pages were mapped, at the end of the
+  // segment before them, in front of the one after them, or on their own.
+  static void map_before(std::map<std::uint64_t, segment_info>& segs, std::uint64_t address, snapshot_event const& e)
+  {
+    auto after = segs.lower_bound(address);
+    if (after != segs.begin()) {
+      auto before = std::prev(after);
+      if (before->first + before->second.size == address) {
+        before->second.size += e.size;
+        return;
+      }
+    }
+    if (after != segs.end() && after->first == address + e.size) {
+      segment_info const moved{after->second.size + e.size, after->second.stream, after->second.small};
+      segs.erase(after);
+      segs[address] = moved;
+      return;
+    }
+    segs[address] = {e.size, e.stream, e.size % pt::large_buffer != 0};
   }
 
   // A block live at the start whose size was not recorded (it is freed during the recording)

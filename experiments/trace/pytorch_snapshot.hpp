@@ -37,7 +37,8 @@ struct snapshot_segment {
   std::vector<snapshot_block> live;  // sorted by address
 };
 
-enum class snapshot_op : std::uint8_t { alloc, free, segment_alloc, segment_free };
+// segment_map and segment_unmap: pages mapped into or unmapped from an expandable segment.
+enum class snapshot_op : std::uint8_t { alloc, free, segment_alloc, segment_free, segment_map, segment_unmap };
 
 struct snapshot_event {
   snapshot_op op;
@@ -63,7 +64,7 @@ struct recorded_settings {
 struct device_snapshot {
   int device = 0;
   std::vector<snapshot_segment> initial_segments;  // sorted by address
-  std::vector<snapshot_event> events;              // alloc, free_completed, segment_alloc, segment_free
+  std::vector<snapshot_event> events;              // alloc, free_completed, segment_alloc/free/map/unmap
   std::size_t recorded_ooms = 0;                   // `oom` entries: allocations PyTorch could not serve
 };
 

@@ -126,18 +126,32 @@ trace device_trace(device_snapshot const& d, std::string name)
         segments.free(e.address);
         break;
       case snapshot_op::segment_alloc: segments.add(e.address, e.size); break;
+      case snapshot_op::segment_map: break;  // an expandable segment grew: the allocator's decision
+      case snapshot_op::segment_unmap:
       case snapshot_op::segment_free: {
         // A run of segment_free events that gives back every cached segment without a live
         // block is empty_cache() (or PyTorch's release of everything before an OOM): the
         // program's doing, replayed under every policy. A run that keeps some is the
         // allocator's own choice (oversize release, garbage collection), which a preset
         // makes for itself.
+        // Pages unmapped from an expandable segment are always the cache given back: PyTorch
+        // unmaps only when it releases the cache (its oversize release passes them over).
         std::size_t const idle = segments.idle();
-        std::size_t run = 0;
-        for (; i + run < d.events.size() && d.events[i + run].op == snapshot_op::segment_free; ++run)
-          segments.remove(d.events[i + run].address);
+        std::size_t run = 0, freed = 0;
+        bool unmapped = false;
+        for (; i + run < d.events.size(); ++run) {
+          snapshot_event const& f = d.events[i + run];
+          if (f.op == snapshot_op::segment_unmap) {
+            unmapped = true;
+          } else if (f.op == snapshot_op::segment_free) {
+            ++freed;
+            segments.remove(f.address);
+          } else {
+            break;
+          }
+        }
         i += run - 1;
-        if (run == idle) {
+        if (unmapped || freed == idle) {
           t.events.push_back({op::release, 0});
           ++t.releases;
         }

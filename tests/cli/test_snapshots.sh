@@ -73,6 +73,14 @@ t = [ev("alloc", base + 6 * MiB, 2 * MiB), ev("free_requested", base, 5 * MiB + 
      ev("alloc", base, 6 * MiB)]
 pickle.dump({"segments": [seg(0, base, 20 * MiB, blocks)], "device_traces": [t]}, open(f"{work}/tail.pickle", "wb"), protocol=2)
 
+# expandable_segments:True: 30 MiB maps two 20 MiB pages at the reservation's start; freed and
+# the cache emptied, both are unmapped.
+t = [ev("segment_map", base, 40 * MiB), ev("alloc", base, 30 * MiB), ev("free_requested", base, 30 * MiB),
+     ev("free_completed", base, 30 * MiB), ev("segment_unmap", base, 40 * MiB)]
+pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": dict(settings, expandable_segments=True,
+                                                                               roundup_power2_divisions={})},
+            open(f"{work}/expandable.pickle", "wb"), protocol=2)
+
 # PyTorch 2.0: blocks without addresses; state only.
 pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"},
                                                   {"size": 4 * MiB, "requested_size": 0, "state": "inactive"},
@@ -125,6 +133,16 @@ err=$("$fraglab" verify "$work/unmodelled.pickle" 2>&1); rc=$?
 expect "a setting the preset does not model, at another value than its default, is refused by name" \
   '[[ $rc -eq 2 && $err == *"graph_capture_record_stream_reuse=True"* ]]'
 
+# --- expandable segments ------------------------------------------------------------------
+out=$("$fraglab" verify "$work/expandable.pickle"); rc=$?
+expect "verify of an expandable recording runs pytorch_expandable and compares its maps and unmaps" \
+  '[[ $rc -eq 0 && $out == *"under pytorch_expandable"* && $out == *"addresses matched: 1/1"* && $out == *"maps matched: 2/2"* ]]'
+err=$("$fraglab" verify "$work/expandable.pickle" -p pytorch_caching 2>&1); rc=$?
+expect "verify -p pytorch_caching of an expandable recording is refused, naming the preset it asks for" \
+  '[[ $rc -eq 2 && $err == *"expandable_segments=True, which is pytorch_expandable, not pytorch_caching"* ]]'
+csv=$("$fraglab" replay "$work/expandable.pickle" -p pytorch_expandable --repeat 0 --format csv)
+expect "an unmap is the program emptying the cache: a release in replay" '[[ $(col cache_releases <<<"$csv") -eq 1 ]]'
+
 # --- the start state ----------------------------------------------------------------------
 out=$("$fraglab" verify "$work/tail.pickle"); rc=$?
 expect "a start block's unsplit tail is found from where the next allocation lands" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
@@ -138,6 +156,9 @@ expect "verify with no decision recorded says so and exits 3, not 0" '[[ $rc -eq
 
 # --- the real cases -----------------------------------------------------------------------
 if [[ -d $cases ]]; then
+  out=$("$fraglab" verify "$cases/gpt2xl-fwd-expandable.pickle"); rc=$?
+  expect "gpt2xl (expandable segments): every address under pytorch_expandable ($(grep matched <<<"$out" | tr '\n' ' '))" \
+    '[[ $rc -eq 0 && $out == *"addresses matched: 2218/2218"* && $out == *"under pytorch_expandable"* ]]'
   out=$("$fraglab" verify "$cases/sqattn-empty-cache.pickle"); rc=$?
   expect "sqattn: every decision, empty_cache included ($(grep matched <<<"$out" | tr '\n' ' '))" \
     '[[ $rc -eq 0 && $out == *"addresses matched: 2912/2912"* && $out == *"segments matched: 840/840"* ]]'
