@@ -110,8 +110,10 @@ int replay(std::vector<std::string> const& args)
 
   // Build every composition and read every trace before running anything.
   std::vector<std::unique_ptr<composition>> compositions;
-  for (auto const& spec : policy_specs(vm)) compositions.push_back(make_composition(spec, user, backend));
+  std::vector<std::string> const specs = policy_specs(vm);
+  for (auto const& spec : specs) compositions.push_back(make_composition(spec, user, backend));
   std::vector<trace::trace> const traces = read_traces(vm);
+  note_recorded_settings(traces, specs);
   options.timeseries = vm.count("timeseries") != 0;
 
   std::uint64_t work = 0;

@@ -213,6 +213,7 @@ int sweep(std::vector<std::string> const& args)
     if (user.has(key)) throw std::invalid_argument("--set " + key + " and --vary " + key + ": give its values in --vary alone");
   std::vector<std::string> const specs = policy_specs(vm);
   std::vector<trace::trace> const traces = read_traces(vm);
+  note_recorded_settings(traces, specs);
 
   // The grid: the first --vary is the outermost axis.
   std::vector<std::vector<std::string>> points{{}};
@@ -295,6 +296,7 @@ int capacity(std::vector<std::string> const& args)
   std::vector<std::string> const specs = policy_specs(vm);
   for (auto const& spec : specs) (void)make_composition(spec, user, backend);
   std::vector<trace::trace> const traces = read_traces(vm);
+  note_recorded_settings(traces, specs);
   replay_options options;
   options.repeats = 0;
   options.stop_on_failure = true;

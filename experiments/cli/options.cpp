@@ -126,6 +126,17 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   return traces;
 }
 
+void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs)
+{
+  bool const pytorch = std::any_of(specs.begin(), specs.end(), [](std::string const& s) { return s.rfind("pytorch_", 0) == 0; });
+  if (!pytorch) return;
+  for (auto const& t : traces)
+    if (!t.recorded_settings.empty())
+      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings
+                << "; the PyTorch presets replay it under their own settings (defaults and --set); `fraglab verify` "
+                   "applies the recorded ones\n";
+}
+
 std::vector<std::string> policy_specs(po::variables_map const& vm)
 {
   std::vector<std::string> specs;

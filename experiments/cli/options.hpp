@@ -58,6 +58,9 @@ std::optional<int> device_option(po::variables_map const& vm);
 void apply_trace_selection(po::variables_map const& vm, trace::trace& t);
 std::size_t skipped_traces() noexcept;
 std::vector<std::string> policy_specs(po::variables_map const& vm);
+// Says on standard error which traces were recorded under allocator settings a PyTorch
+// preset among `specs` does not take from them.
+void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs);
 
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);

@@ -164,13 +164,29 @@ trace device_trace(device_snapshot const& d, std::string name)
   return t;
 }
 
+std::string non_default_settings(recorded_settings const& r)
+{
+  std::string out;
+  auto add = [&](std::string const& item) { out += (out.empty() ? "" : ", ") + item; };
+  if (r.max_split_size >= 0) add("max_split_size=" + std::to_string(r.max_split_size));
+  for (std::size_t k = 0; k < r.roundup_power2_divisions.size(); ++k)
+    if (r.roundup_power2_divisions[k] > 1)
+      add("roundup_power2_divisions[" + std::to_string(std::size_t{1} << k) + " MiB]=" + std::to_string(r.roundup_power2_divisions[k]));
+  if (r.garbage_collection_threshold > 0.0) add("garbage_collection_threshold=" + std::to_string(r.garbage_collection_threshold));
+  if (r.expandable_segments) add("expandable_segments=True");
+  for (auto const& u : r.unmodelled) add(u);
+  return out;
+}
+
 }  // namespace
 
 std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
 {
   std::vector<trace> traces;
-  for (auto const& d : s.devices)
+  for (auto const& d : s.devices) {
     traces.push_back(device_trace(d, s.recorded_devices <= 1 ? s.name : s.name + "@cuda:" + std::to_string(d.device)));
+    traces.back().recorded_settings = non_default_settings(s.settings);
+  }
   return traces;
 }
 

@@ -38,6 +38,9 @@ struct trace {
   std::size_t releases = 0;           // op::release events
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
   int device = 0;                     // the device a snapshot's trace was recorded on
+  // A snapshot's allocator settings that differ from PyTorch's defaults, as KEY=VALUE, ...:
+  // what a PyTorch preset replays under its own settings instead (verify applies them).
+  std::string recorded_settings;
 
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }

@@ -129,6 +129,9 @@ expect "RMM CSV, which has no action for a release, is refused rather than writt
 # --- settings -----------------------------------------------------------------------------
 out=$("$fraglab" verify "$work/divisions.pickle"); rc=$?
 expect "verify applies roundup_power2_divisions as recorded, per interval" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
+err=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 2>&1 >/dev/null); rc=$?
+expect "replay under a PyTorch preset says which recorded settings it does not take" \
+  '[[ $rc -eq 0 && $err == *"divisions.pickle was recorded with roundup_power2_divisions[4 MiB]=2"* ]]'
 err=$("$fraglab" verify "$work/unmodelled.pickle" 2>&1); rc=$?
 expect "a setting the preset does not model, at another value than its default, is refused by name" \
   '[[ $rc -eq 2 && $err == *"graph_capture_record_stream_reuse=True"* ]]'
