@@ -10,6 +10,7 @@
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -33,8 +34,16 @@ class recorded_backend {
   // A segment that exists before the replay starts (a snapshot's initial state).
   void adopt(std::size_t size) { stats_.on_acquire(size); }
 
+  // The device's memory for a while (a recorded out-of-memory: what it had free then); an
+  // acquisition beyond it is refused, and is no mismatch.
+  void set_capacity(std::size_t bytes) noexcept { capacity_ = bytes; }
+
   acquisition acquire(std::size_t n, std::size_t /*alignment*/)
   {
+    if (n > capacity_ - std::min(capacity_, stats_.acquired_bytes)) {
+      ++stats_.refusals;
+      return {};
+    }
     stats_.on_acquire(n);
     if (pending_.empty()) {
       ++unexpected_;
@@ -64,6 +73,10 @@ class recorded_backend {
 
   acquisition acquire_at(std::uintptr_t address, std::size_t n)
   {
+    if (n > capacity_ - std::min(capacity_, stats_.acquired_bytes)) {
+      ++stats_.refusals;
+      return {};
+    }
     stats_.on_acquire(n);
     if (!pending_maps_.empty() && pending_maps_.front().address == address) {
       if (pending_maps_.front().size == n) ++matched_maps_;
@@ -86,7 +99,7 @@ class recorded_backend {
   // unmapped), for comparison with what the recording gave back.
   [[nodiscard]] std::deque<expected_segment> take_released() { return std::exchange(released_, {}); }
 
-  [[nodiscard]] std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
   [[nodiscard]] std::size_t acquired_bytes() const noexcept { return stats_.acquired_bytes; }
   [[nodiscard]] bool supports_merging() const noexcept { return false; }
@@ -106,6 +119,7 @@ class recorded_backend {
 
  private:
   std::size_t granularity_;
+  std::size_t capacity_ = std::numeric_limits<std::size_t>::max();
   std::deque<expected_segment> pending_, pending_maps_, released_;
   std::uintptr_t synthetic_ = std::uintptr_t{1} << 56;
   std::uint64_t matched_ = 0, mismatched_size_ = 0, unexpected_ = 0, matched_maps_ = 0, mismatched_maps_ = 0;

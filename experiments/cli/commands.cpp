@@ -211,9 +211,10 @@ int verify(std::vector<std::string> const& args)
       if (settings.expandable_segments) std::cout << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
       std::cout << "  (under " << asked << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
                 << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free"
-                << (settings.expandable_segments ? "; maps: each segment_map and segment_unmap" : "") << ")\n";
-      if (r.recorded_ooms != 0)
-        std::cout << "  " << r.recorded_ooms << " out-of-memory errors recorded (`oom` entries): not replayed\n";
+                << (settings.expandable_segments ? "; maps: each segment_map and segment_unmap" : "")
+                << (r.ooms_total != 0 ? "; out-of-memory errors: each `oom`, where the preset given what the device had free must fail too" : "")
+                << ")\n";
+      if (r.ooms_total != 0) std::cout << "out-of-memory errors matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
       for (auto const& m : r.first_mismatches)
         std::cout << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
       mismatched = mismatched || !r.complete();

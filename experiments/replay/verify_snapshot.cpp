@@ -29,7 +29,6 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
 {
   verify_result r;
   r.device = d.device;
-  r.recorded_ooms = d.recorded_ooms;
   alloc_type a(recorded_backend(pt::min_block), pt::make_config<recorded_backend>(settings));
   std::unordered_map<std::uint64_t, std::uintptr_t> ours;  // trace address of a live block -> our address
   for (auto const& seg : d.initial_segments) {
@@ -92,6 +91,24 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
         else note(r, i, "PyTorch released segment " + hex(e.address) + ", which the preset does not hold free");
         (void)a.backend().take_released();
         break;
+      case trace::snapshot_op::oom: {
+        // PyTorch could not serve this (rounded) request with what the device had free
+        // after emptying its cache; the preset, given only that much more, must fail too.
+        ++r.ooms_total;
+        std::size_t const held = a.backend().acquired_bytes();
+        a.backend().set_capacity(held + std::min<std::uint64_t>(e.address, ~std::size_t{0} - held));
+        allocation const got = a.allocate(e.size, 1, e.stream);
+        a.backend().set_capacity(~std::size_t{0});
+        (void)a.backend().take_released();
+        if (!got) {
+          ++r.ooms_matched;
+        } else {
+          note(r, i, "PyTorch ran out of memory for " + std::to_string(e.size) + " B with " + std::to_string(e.address) +
+                         " B free on the device; the preset served it");
+          a.deallocate(got.address);
+        }
+        break;
+      }
       case trace::snapshot_op::segment_map:
         ++r.maps_total;
         a.backend().expect_map(e.address, e.size);

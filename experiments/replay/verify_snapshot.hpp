@@ -5,7 +5,8 @@
 // exactly that size then), each segment_free (matched when the preset holds that segment
 // wholly free at that point and releases it), and in expandable segments each segment_map
 // (matched when the preset maps exactly those pages then) and each segment_unmap (matched
-// when emptying the preset's cache there unmaps exactly those pages).
+// when emptying the preset's cache there unmaps exactly those pages); and each `oom` (matched
+// when the preset, given no more memory than the device had free then, fails too).
 #pragma once
 
 #include "experiments/trace/pytorch_snapshot.hpp"
@@ -35,14 +36,19 @@ struct verify_result {
   std::uint64_t maps_total = 0;
   std::uint64_t restored_blocks = 0;     // live when recording started
   std::uint64_t restored_segments = 0;   // held when recording started
-  std::uint64_t recorded_ooms = 0;       // `oom` entries: allocations PyTorch could not serve (not replayed)
+  std::uint64_t ooms_matched = 0;  // `oom` entries where the preset fails too, given what the device had free
+  std::uint64_t ooms_total = 0;
   std::vector<verify_mismatch> first_mismatches;  // up to 10, for the report
 
   // Nothing was recorded after the start state: there is no decision to compare.
-  [[nodiscard]] bool empty() const noexcept { return addresses_total == 0 && segments_total == 0 && maps_total == 0; }
+  [[nodiscard]] bool empty() const noexcept
+  {
+    return addresses_total == 0 && segments_total == 0 && maps_total == 0 && ooms_total == 0;
+  }
   [[nodiscard]] bool complete() const noexcept
   {
-    return addresses_matched == addresses_total && segments_matched == segments_total && maps_matched == maps_total;
+    return addresses_matched == addresses_total && segments_matched == segments_total && maps_matched == maps_total &&
+           ooms_matched == ooms_total;
   }
 };
 

@@ -228,10 +228,9 @@ class snapshot_parser {
       else if (action == "segment_free") ev.op = snapshot_op::segment_free;
       else if (action == "segment_map") ev.op = snapshot_op::segment_map;
       else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
-      else {
-        if (action == "oom") ++out.recorded_ooms;
-        continue;  // free_requested, snapshot and oom are not decisions to replay
-      }
+      else if (action == "oom") ev.op = snapshot_op::oom;
+      else continue;  // free_requested and snapshot are not decisions to replay
+      if (ev.op == snapshot_op::oom) ++out.recorded_ooms;
       ev.address = number(e, "addr", "an event");
       ev.size = number(e, "size", "an event");
       if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
@@ -246,6 +245,7 @@ class snapshot_parser {
         case snapshot_op::segment_free: segs[it->address] = {it->size, it->stream, it->size == pt::small_buffer}; break;
         case snapshot_op::segment_map: unmap_before(segs, it->address, it->size); break;
         case snapshot_op::segment_unmap: map_before(segs, it->address, *it); break;
+        case snapshot_op::oom: break;
       }
     }
     for (auto const& [address, info] : segs) {

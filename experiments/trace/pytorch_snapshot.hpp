@@ -38,7 +38,9 @@ struct snapshot_segment {
 };
 
 // segment_map and segment_unmap: pages mapped into or unmapped from an expandable segment.
-enum class snapshot_op : std::uint8_t { alloc, free, segment_alloc, segment_free, segment_map, segment_unmap };
+// oom: an allocation PyTorch could not serve; its address is the device's free bytes then
+// and its size the rounded request, as PyTorch records them.
+enum class snapshot_op : std::uint8_t { alloc, free, segment_alloc, segment_free, segment_map, segment_unmap, oom };
 
 struct snapshot_event {
   snapshot_op op;

@@ -127,6 +127,7 @@ trace device_trace(device_snapshot const& d, std::string name)
         break;
       case snapshot_op::segment_alloc: segments.add(e.address, e.size); break;
       case snapshot_op::segment_map: break;  // an expandable segment grew: the allocator's decision
+      case snapshot_op::oom: break;          // counted in recorded_failures
       case snapshot_op::segment_unmap:
       case snapshot_op::segment_free: {
         // A run of segment_free events that gives back every cached segment without a live

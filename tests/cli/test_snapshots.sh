@@ -36,9 +36,11 @@ for d in range(3):
                                                   "state": "active_allocated"}]))
     t = [ev("segment_alloc", base, 20 * MiB * n), ev("alloc", base, 20 * MiB * n)]
     if d == 1:
-        t.append(ev("oom", 123, 80 << 30))
+        t.append(ev("oom", 123, 80 << 30))  # 80 GiB asked, 123 B free on the device
     traces.append(t)
 pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/three.pickle", "wb"), protocol=2)
+traces[1][-1] = ev("oom", 100 << 30, 80 << 30)  # an OOM with 100 GiB free: not what the preset would do
+pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/roomy-oom.pickle", "wb"), protocol=2)
 
 # empty_cache(): a block freed, then its segment given back while nothing else is cached.
 base = 0x7f0000000000
@@ -105,8 +107,11 @@ expect "replay --device 5 names the devices the file holds" '[[ $rc -eq 2 && $er
 err=$("$fraglab" dump "$work/three.pickle" -p tlsf 2>&1); rc=$?
 expect "dump of several devices asks for one" '[[ $rc -eq 2 && $err == *"choose one with --device N"* ]]'
 out=$("$fraglab" verify "$work/three.pickle"); rc=$?
-expect "verify: each device's allocator, and the recorded OOM named" \
-  '[[ $rc -eq 0 && $(grep -c "^addresses matched: 1/1" <<<"$out") -eq 3 && $out == *"1 out-of-memory errors recorded"* ]]'
+expect "verify: each device's allocator, and the preset fails where PyTorch ran out of memory" \
+  '[[ $rc -eq 0 && $(grep -c "^addresses matched: 1/1" <<<"$out") -eq 3 && $out == *"out-of-memory errors matched: 1/1"* ]]'
+out=$("$fraglab" verify "$work/roomy-oom.pickle"); rc=$?
+expect "verify: an OOM the preset would have served is a mismatch, named by its trace index" \
+  '[[ $rc -eq 1 && $out == *"out-of-memory errors matched: 0/1"* && $out == *"device_traces[1][2]: PyTorch ran out of memory"* ]]'
 
 # --- releases -----------------------------------------------------------------------------
 row() { "$fraglab" replay "$@" -p pytorch_caching --repeat 0 --format csv | tail -1; }
@@ -143,7 +148,7 @@ expect "verify of an expandable recording runs pytorch_expandable and compares i
 err=$("$fraglab" verify "$work/expandable.pickle" -p pytorch_caching 2>&1); rc=$?
 expect "verify -p pytorch_caching of an expandable recording is refused, naming the preset it asks for" \
   '[[ $rc -eq 2 && $err == *"expandable_segments=True, which is pytorch_expandable, not pytorch_caching"* ]]'
-csv=$("$fraglab" replay "$work/expandable.pickle" -p pytorch_expandable --repeat 0 --format csv)
+csv=$("$fraglab" replay "$work/expandable.pickle" -p pytorch_expandable --repeat 0 --format csv 2>/dev/null)
 expect "an unmap is the program emptying the cache: a release in replay" '[[ $(col cache_releases <<<"$csv") -eq 1 ]]'
 
 # --- the start state ----------------------------------------------------------------------
