@@ -221,6 +221,11 @@ out=$("$fraglab" dump "$work/coalescing.trace" -p tf_bfc --capacity 1GiB --set a
 expect "tf_bfc with allow_growth=true (the research setting) grows regions instead" \
   '[[ $out != *"MaxInUse:         50352128"* && $out != *"PeakReserved:     1073741824"* ]]'
 
+# TF's TestCustomMemoryLimit: under a 2 MiB limit, 256 B is served and 4 MiB is not.
+printf 'a 1 256\na 2 4194304\n' > "$work/limit.trace"
+out=$("$fraglab" replay "$work/limit.trace" -p tf_bfc --capacity 2MiB --repeat 0 --format csv | tail -1 | cut -d, -f4,6,7)
+expect "tf_bfc under a 2 MiB limit serves 256 B and refuses 4 MiB (TestCustomMemoryLimit)" '[[ $out == "1,1,256" ]]'
+
 # The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
 snapshots=$(dirname "$0")/../../../shared/traces/pytorch
 if [[ -d $snapshots ]]; then
