@@ -112,7 +112,13 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   std::optional<int> const device = device_option(vm);
   for (auto const& path : paths) {
     try {
-      for (trace::trace& t : trace::read_traces(path, device)) {
+      std::vector<trace::trace> read = trace::read_traces(path, device);
+      // A binary trace's records are checked as a pass decodes them: with --keep-going, one
+      // pass here finds a bad record before any cell runs, so the trace can be left out.
+      if (keep_going)
+        for (trace::trace const& t : read)
+          if (t.streamed()) trace::for_each_batch(t, [](std::span<trace::event const>) {});
+      for (trace::trace& t : read) {
         apply_trace_selection(vm, t);
         traces.push_back(std::move(t));
       }

@@ -211,6 +211,12 @@ expect "--keep-going leaves out the unreadable trace, replays the rest, and exit
   '[[ $rc -eq 1 && $(grep -c "^t.trace," <<<"$out") -eq 1 && $(cat "$work/kg.err") == *"left out: $work/broken.trace:2:"* ]]'
 "$fraglab" replay "$work/t.trace" "$work/broken.trace" -p tlsf --repeat 0 > /dev/null 2>&1; rc=$?
 expect "without --keep-going the unreadable trace stops the run" '[[ $rc -eq 2 ]]'
+# A binary trace whose header is sound and whose records are not is found as it is decoded.
+"$fraglab" convert "$work/t.trace" "$work/bad-record.fbin" 2>/dev/null
+printf '\x10' | dd of="$work/bad-record.fbin" bs=1 seek=64 conv=notrunc status=none
+out=$("$fraglab" sweep "$work/t.trace" "$work/bad-record.fbin" -p tlsf --vary sli=4,5 --repeat 0 --format csv --keep-going 2> "$work/kg2.err"); rc=$?
+expect "--keep-going also leaves out a binary trace whose bad record only a pass finds" \
+  '[[ $rc -eq 1 && $(grep -c "^[0-9]*,t.trace," <<<"$out") -eq 2 && $(cat "$work/kg2.err") == *"left out: $work/bad-record.fbin: byte 64: unknown event tag 0x10"* ]]'
 
 echo "safe_io: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
