@@ -158,14 +158,22 @@ class snapshot_parser {
     // A device is one with a trace entry or a segment; a segment names its device.
     std::set<std::uint64_t> devices;
     for (std::size_t d = 0; d < traces.size(); ++d) devices.insert(d);
-    for (auto const& sp : segments)
-      if (sp->is_dict()) devices.insert(device_of(*sp));
+    std::map<std::uint64_t, std::vector<pickle::value_ptr>> segments_of;  // each device's, read once
+    for (auto const& sp : segments) {
+      if (!sp->is_dict()) fail("expected a dict for each segment");
+      std::uint64_t const d = device_of(*sp);
+      devices.insert(d);
+      segments_of[d].push_back(sp);
+    }
+    std::vector<pickle::value_ptr> const none;
     s.recorded_devices = devices.size();
     pickle::value no_events;
     no_events.v = pickle::list_value{};
     for (std::uint64_t d : devices) {
       if (d > std::uint64_t{std::numeric_limits<int>::max()}) fail("expected a device number, got " + std::to_string(d));
-      device_snapshot dev = parse_device(static_cast<int>(d), segments, d < traces.size() ? *traces[d] : no_events);
+      auto const mine = segments_of.find(d);
+      device_snapshot dev = parse_device(static_cast<int>(d), mine == segments_of.end() ? none : mine->second,
+                                         d < traces.size() ? *traces[d] : no_events);
       if (!dev.initial_segments.empty() || !dev.events.empty() || dev.recorded_ooms != 0) s.devices.push_back(std::move(dev));
     }
     return s;
@@ -191,8 +199,6 @@ class snapshot_parser {
     std::map<std::uint64_t, live_info> live;
     for (auto const& sp : segments) {
       pickle::value const& seg = *sp;
-      if (!seg.is_dict()) fail("expected a dict for each segment");
-      if (device_of(seg) != static_cast<std::uint64_t>(device)) continue;
       std::uint64_t const address = number(seg, "address", "a segment");
       std::string const type = text(seg, "segment_type", "a segment");
       if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got " + quoted(type));
@@ -319,7 +325,8 @@ class snapshot_parser {
         if (b.size != 0) continue;
         b.size = *round.round(b.requested);
         std::uint64_t const next = i + 1 < seg.live.size() ? seg.live[i + 1].address : seg.address + seg.size;
-        if (b.address + b.size > next) fail("block at " + std::to_string(b.address) + " overlaps the next one in its segment");
+        if (next < b.address || b.size > next - b.address)
+          fail("block at " + std::to_string(b.address) + " overlaps the next one in its segment");
         if (seg.small) continue;
         std::uint64_t const tail = b.size >= max_split ? pt::large_buffer : pt::small_size;
         std::uint64_t const lo = b.address + b.size;

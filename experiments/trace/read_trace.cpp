@@ -56,7 +56,9 @@ class segment_occupancy {
   explicit segment_occupancy(device_snapshot const& d)
   {
     for (auto const& seg : d.initial_segments) {
-      segments_[seg.address] = {seg.size, seg.live.size()};
+      add(seg.address, seg.size);
+      segments_[seg.address].live = seg.live.size();
+      if (!seg.live.empty()) --idle_;
       for (auto const& b : seg.live) segment_of_[b.address] = seg.address;
     }
   }
@@ -67,7 +69,7 @@ class segment_occupancy {
     if (it == segments_.begin()) return;
     --it;
     if (address - it->first >= it->second.size) return;
-    ++it->second.live;
+    if (it->second.live++ == 0) --idle_;
     segment_of_[address] = it->first;
   }
 
@@ -75,17 +77,27 @@ class segment_occupancy {
   {
     auto const block = segment_of_.find(address);
     if (block == segment_of_.end()) return;
-    if (auto const seg = segments_.find(block->second); seg != segments_.end() && seg->second.live > 0) --seg->second.live;
+    if (auto const seg = segments_.find(block->second); seg != segments_.end() && seg->second.live > 0)
+      if (--seg->second.live == 0) ++idle_;
     segment_of_.erase(block);
   }
 
-  void add(std::uint64_t address, std::uint64_t size) { segments_[address] = {size, 0}; }
-  void remove(std::uint64_t address) { segments_.erase(address); }
-
-  [[nodiscard]] std::size_t idle() const
+  void add(std::uint64_t address, std::uint64_t size)
   {
-    return static_cast<std::size_t>(std::count_if(segments_.begin(), segments_.end(), [](auto const& s) { return s.second.live == 0; }));
+    remove(address);
+    segments_[address] = {size, 0};
+    ++idle_;
   }
+
+  void remove(std::uint64_t address)
+  {
+    auto const it = segments_.find(address);
+    if (it == segments_.end()) return;
+    if (it->second.live == 0) --idle_;
+    segments_.erase(it);
+  }
+
+  [[nodiscard]] std::size_t idle() const noexcept { return idle_; }
 
  private:
   struct occupancy {
@@ -94,6 +106,7 @@ class segment_occupancy {
   };
   std::map<std::uint64_t, occupancy> segments_;
   std::unordered_map<std::uint64_t, std::uint64_t> segment_of_;  // live block -> its segment
+  std::size_t idle_ = 0;  // segments without a live block, kept as they change: a release run costs no scan
 };
 
 trace device_trace(device_snapshot const& d, std::string name)
