@@ -61,6 +61,8 @@ header_fields read_header(std::ifstream& in, std::string const& path)
     fail_at(path, 16, "header counts disagree: " + std::to_string(f.events) + " events but " + std::to_string(f.allocs) +
                           " allocations and " + std::to_string(f.frees) + " frees");
   if (f.slots > std::uint64_t{UINT32_MAX} + 1) fail_at(path, 40, "more than 2^32 slots");
+  // Slot 0, never live, is where frees of unknown ids and releases go: any event needs it.
+  if (f.events > 0 && f.slots == 0) fail_at(path, 40, "the header says 0 slots for " + std::to_string(f.events) + " events (slot 0 is always one)");
   // Corrupted counts must fail here, before anyone sizes a table by them: every slot but 0
   // is allocated at least once, and every record but a release takes at least two bytes.
   if (f.slots > f.allocs + 1)

@@ -146,6 +146,9 @@ TEST(NativeBinary, MalformedFilesNameTheByteOffset)
   v2[8] = 2;
   EXPECT_EQ(error_of(v2), "byte 8: native binary version 2; this fraglab reads version 1");
   EXPECT_EQ(error_of(header(1, 1, 1, 2)), "byte 16: header counts disagree: 1 events but 1 allocations and 1 frees");
+  EXPECT_EQ(error_of(header(1, 0, 0, 0) + "\x08"), "byte 40: the header says 0 slots for 1 events (slot 0 is always one)");
+  // A release: the tag alone, one byte, in slot 0 (never live).
+  EXPECT_EQ(error_of(header(1, 0, 0, 1) + "\x08"), "no error");
   // Corrupted counts fail at the header, before any table is sized by them.
   EXPECT_EQ(error_of(ok.substr(0, 64 + 3)), "byte 16: the header promises 2 events, more than the 3 bytes after it can hold");
   EXPECT_EQ(error_of(header(2, 1, 1, 1000) + ok.substr(64)),

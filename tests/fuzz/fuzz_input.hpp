@@ -50,7 +50,7 @@ class memory_file {
 // Every event of one pass must agree with the trace's header counts and slot range.
 inline void check_events(trace::trace const& t)
 {
-  std::uint64_t events = 0, allocs = 0;
+  std::uint64_t events = 0, allocs = 0, releases = 0;
   trace::for_each_event(t, [&](trace::event const& e) {
     ++events;
     if (e.slot >= t.slots) bug("an event's slot is out of range");
@@ -58,9 +58,11 @@ inline void check_events(trace::trace const& t)
       ++allocs;
       if (e.size == 0) bug("an allocation of 0 bytes was accepted");
       if (e.alignment == 0 || (e.alignment & (e.alignment - 1)) != 0) bug("a bad alignment was accepted");
+    } else if (e.kind == trace::op::release) {
+      ++releases;
     }
   });
-  if (events != t.event_count() || allocs != t.allocs || events - allocs != t.frees)
+  if (events != t.event_count() || allocs != t.allocs || releases != t.releases || events - allocs - releases != t.frees)
     bug("the events disagree with the trace's counts");
 }
 
