@@ -2,6 +2,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/trace/input_error.hpp"
+#include "version.hpp"
 
 #include <boost/program_options/errors.hpp>
 
@@ -25,11 +26,11 @@ commands:
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
-  verify SNAPSHOT -p pytorch_caching         replay a PyTorch snapshot and compare every decision
+  verify SNAPSHOT...                         replay PyTorch snapshots and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
                                              (bins, chunks, occupancy) or PyTorch's memory_stats
 
-`fraglab COMMAND --help` describes a command's options.
+`fraglab COMMAND --help` describes a command's options; `fraglab --version` names the version and commit.
 )";
 
 }  // namespace
@@ -60,6 +61,10 @@ int main(int argc, char** argv)
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::cout << usage;
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "fraglab " << FRAGLAB_VERSION << " (commit " << FRAGLAB_COMMIT << ")\n";
+    return 0;
   }
   std::string const command = argv[1];
   std::vector<std::string> const args(argv + 2, argv + argc);

@@ -233,6 +233,7 @@ void read_timing_options(po::variables_map const& vm, replay_options& o)
 
 void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names)
 {
+  (void)chosen_output_format(vm);  // a --format that contradicts -o is refused before any work
   // The inputs are every trace or part the command reads: `replay T -o T` would replace the
   // trace with its own results.
   std::vector<std::string> inputs;
@@ -262,14 +263,41 @@ void check_output_options(po::variables_map const& vm, std::initializer_list<cha
 void add_output_options(po::options_description& desc)
 {
   desc.add_options()                                                                 //
-      ("format", po::value<std::string>()->default_value("table"), "table, csv, json or md")  //
+      ("format", po::value<std::string>(), "table, csv, json or md (default: from -o's extension, .csv, .json or .md; else table)")  //
       ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
+}
+
+namespace {
+
+// The format -o's extension names; `fallback` for any other name.
+output_format format_of_extension(std::string const& path, output_format fallback)
+{
+  auto ends = [&](std::string_view suffix) {
+    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends(".csv")) return output_format::csv;
+  if (ends(".json")) return output_format::json;
+  if (ends(".md")) return output_format::md;
+  return fallback;
+}
+
+}  // namespace
+
+output_format chosen_output_format(po::variables_map const& vm)
+{
+  if (!vm.count("format"))
+    return vm.count("output") ? format_of_extension(vm["output"].as<std::string>(), output_format::table) : output_format::table;
+  output_format const given = parse_output_format(vm["format"].as<std::string>());
+  if (vm.count("output") && format_of_extension(vm["output"].as<std::string>(), given) != given)
+    throw std::invalid_argument("--format " + vm["format"].as<std::string>() + " contradicts -o " +
+                                vm["output"].as<std::string>() + ", whose extension says otherwise: give one");
+  return given;
 }
 
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)
 {
-  std::string const out = format_rows(columns, rows, parse_output_format(vm["format"].as<std::string>()));
+  std::string const out = format_rows(columns, rows, chosen_output_format(vm));
   if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
   else std::cout << out;
 }

@@ -1,6 +1,7 @@
 // Command-line pieces the fraglab subcommands share (Boost.Program_options).
 #pragma once
 
+#include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/replay/replay_result.hpp"
@@ -58,6 +59,9 @@ std::optional<int> device_option(po::variables_map const& vm);
 void apply_trace_selection(po::variables_map const& vm, trace::trace& t);
 std::size_t skipped_traces() noexcept;
 std::vector<std::string> policy_specs(po::variables_map const& vm);
+// --format, else what -o's extension says (.csv, .json, .md), else the table; a --format
+// that contradicts the extension is refused.
+output_format chosen_output_format(po::variables_map const& vm);
 // Says on standard error which traces were recorded under allocator settings a PyTorch
 // preset among `specs` does not take from them.
 void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs);

@@ -11,6 +11,9 @@ pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
 expect() { if eval "$2"; then pass; else fail "$1"; fi; }
 
+out=$("$fraglab" --version); rc=$?
+expect "--version names the version and the commit ($out)" \
+  '[[ $rc -eq 0 && $out =~ ^fraglab\ [0-9]+\.[0-9]+\.[0-9]+\ \(commit\ ([0-9a-f]+(-dirty)?|unknown)\)$ ]]'
 out=$("$fraglab" policies)
 expect "policies lists the compositions" '[[ $out == *bins_best* && $out == *ao_first* && $out == *tree_worst* && $out == *seg_good* ]]'
 out=$("$fraglab" policies --keys)
@@ -200,6 +203,17 @@ min=$(echo "$out" | cut -d, -f3)
 one_less=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity $((min - 256)) --format csv | tail -1 | cut -d, -f6)
 served=$("$fraglab" replay "$work/p.trace" -p tf_bfc --capacity "$min" --format csv | tail -1 | cut -d, -f6)
 expect "capacity is exact: one granule less fails ($min)" '[[ $one_less -gt 0 && $served -eq 0 ]]'
+
+# -o names its format by its extension, as gen's does; --format may agree, never contradict.
+"$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 -o "$work/by-extension.csv"; rc=$?
+expect "-o out.csv writes CSV without --format" '[[ $rc -eq 0 && $(head -1 "$work/by-extension.csv") == trace,policy,events,* ]]'
+"$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 -o "$work/by-extension.json"; rc=$?
+expect "-o out.json writes JSON" '[[ $rc -eq 0 ]] && /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$work/by-extension.json"'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 --format json -o "$work/contradiction.csv" 2>&1); rc=$?
+expect "--format json with -o out.csv is refused before any work, and no file is made" \
+  '[[ $rc -eq 2 && $err == *"--format json contradicts -o"* && ! -e $work/contradiction.csv ]]'
+parts=$("$fraglab" sweep "$work/p.trace" -p tlsf --vary sli=4,5 --repeat 0 --shard 1/1 -o "$work/one-part.csv" && head -1 "$work/one-part.csv")
+expect "a sweep part written to .csv is CSV, as merge needs" '[[ $parts == cell,* ]]'
 
 # TF's own GPU BFC test ExerciseCoalescing (gpu_bfc_allocator_test.cc), from its documented
 # expectations: under a 1 GiB limit and TF's GPU defaults (one region of the whole limit),
