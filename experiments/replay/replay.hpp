@@ -24,6 +24,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 namespace fraglab {
@@ -88,9 +89,9 @@ struct metrics_observer {
     }
     interval_max_live = std::max(interval_max_live, c.live_bytes);
     interval_max_reserved = std::max(interval_max_reserved, c.reserved_bytes);
-    if (processed == next_sample) {
+    if (processed >= next_sample) {  // past it too: a restored start skips events
       sample(a, processed);
-      next_sample += stride;
+      next_sample = (processed / stride + 1) * stride;
     }
   }
 
@@ -169,9 +170,52 @@ struct pass_totals {
 // With Observe, `f` watches every event and `r` gets the anomaly counts; without, the loop
 // is the allocator's work alone. The first `untimed_prefix` events run outside the clock:
 // a benchmark's set-up (building up live blocks) through the same loop as its measurement.
+// The first `restored_prefix` events are skipped: restore_start stood for them.
+// Restores a trace's start segments (trace.hpp) into a fresh allocator whose pool rule names
+// pools as PyTorch's does, by stream and pool size, and is not expandable: each segment from
+// the backend, its blocks live where the recording had them, their slots live. Returns the
+// events that this stands for, or 0 (replay them: another policy, or a start this backend
+// cannot hold).
+template <class Alloc>
+std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& slots)
+{
+  if constexpr (!requires(typename Alloc::policy_type::pools p) { p.key(std::uint64_t{}, true); a.backend().acquire(1, 1); }) {
+    return 0;
+  } else {
+    using pools = typename Alloc::policy_type::pools;
+    if (t.start_segments.empty()) return 0;
+    if constexpr (requires { a.configuration().pools.expandable_segments; })
+      if (a.configuration().pools.expandable_segments) return 0;
+    std::size_t const g = a.granule();
+    std::uint64_t total = 0;
+    for (auto const& seg : t.start_segments) {
+      if (seg.size == 0 || seg.size % g != 0 || __builtin_add_overflow(total, seg.size, &total)) return 0;
+      std::uint64_t cursor = 0;
+      for (auto const& b : seg.live)
+        if (b.offset < cursor || b.offset % g != 0 || b.size % g != 0 || b.size == 0 || b.requested == 0 ||
+            b.requested > b.size || b.size > seg.size - b.offset || b.slot >= t.slots)
+          return 0;
+        else
+          cursor = b.offset + b.size;
+    }
+    if (total > a.backend().capacity() - std::min(a.backend().capacity(), a.backend().acquired_bytes())) return 0;
+    slots.resize(t.slots);
+    std::vector<typename Alloc::restored_block> blocks;
+    for (auto const& seg : t.start_segments) {
+      auto const got = a.backend().acquire(seg.size, g);
+      if (!got || got.size != seg.size) throw std::runtime_error(t.name + ": the backend refused a segment of the start state");
+      blocks.clear();
+      for (auto const& b : seg.live) blocks.push_back({got.base + b.offset, b.size, b.requested, seg.stream});
+      a.restore_region(got, pools::key(seg.stream, seg.small), blocks);
+      for (auto const& b : seg.live) slots[b.slot] = {block_ref{got.base + b.offset, nullptr}, slot_state::live};
+    }
+    return t.start_events;
+  }
+}
+
 template <bool Observe, class Alloc>
 pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, replay_result& r, metrics_observer* f,
-                     std::vector<slot>& slots, std::uint64_t untimed_prefix = 0)
+                     std::vector<slot>& slots, std::uint64_t untimed_prefix = 0, std::uint64_t restored_prefix = 0)
 {
   slots.resize(t.slots);
   pass_totals totals;
@@ -223,7 +267,13 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
     processed = n;
   };
   auto batches = trace::open_events(t);
-  for (auto batch = batches->next(); !batch.empty() && !stopped; batch = batches->next()) {
+  for (auto whole = batches->next(); !whole.empty() && !stopped; whole = batches->next()) {
+    std::span<trace::event const> batch = whole;
+    if (processed < restored_prefix) {
+      std::size_t const skipped = std::min<std::uint64_t>(batch.size(), restored_prefix - processed);
+      processed += skipped;
+      batch = batch.subspan(skipped);
+    }
     std::size_t const untimed = processed >= untimed_prefix ? 0 : std::min<std::uint64_t>(batch.size(), untimed_prefix - processed);
     if (untimed > 0) apply(batch.first(untimed));
     if (untimed < batch.size() && !stopped) {
@@ -235,7 +285,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
         totals.allocator_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
       }
     }
-    if (o.progress != nullptr) o.progress->add(batch.size());
+    if (o.progress != nullptr) o.progress->add(whole.size());
   }
   if constexpr (Observe) {
     r.failed_allocs += totals.failed;
@@ -275,9 +325,10 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
   std::vector<detail::slot> slots;
   {
     auto a = make();
-    r.events = detail::run_pass<true>(*a, t, o, r, &f, slots).processed;
+    std::uint64_t const restored = detail::restore_start(*a, t, slots);
+    r.events = detail::run_pass<true>(*a, t, o, r, &f, slots, 0, restored).processed;
     auto const& c = a->counters();
-    r.allocs = c.allocations;
+    r.allocs = c.allocations + restored;  // the start's blocks count as the allocations they stand for
     r.frees = c.deallocations;
     r.peak_live_bytes = c.peak_live_bytes;
     r.peak_allocated_bytes = c.peak_allocated_bytes;
@@ -307,12 +358,15 @@ replay_result replay_trace(MakeAllocator&& make, trace::trace const& t, replay_o
     replay_result scratch;
     detail::pass_totals pass;
     if (warm) {
+      // A warm allocator holds the regions of the passes before: the start is replayed as
+      // allocations into them.
       pass = detail::run_pass<false>(*warm, t, o, scratch, nullptr, slots);
       (void)detail::free_leftovers(*warm, slots);
     } else {
       auto a = make();
       slots.assign(slots.size(), detail::slot{});
-      pass = detail::run_pass<false>(*a, t, o, scratch, nullptr, slots);
+      std::uint64_t const restored = detail::restore_start(*a, t, slots);
+      pass = detail::run_pass<false>(*a, t, o, scratch, nullptr, slots, 0, restored);
     }
     ns.push_back(pass.processed == 0 ? 0.0 : pass.allocator_ns / static_cast<double>(pass.processed));
   }

@@ -119,11 +119,15 @@ trace device_trace(device_snapshot const& d, std::string name)
   auto slot = [&](std::uint64_t address) {
     return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
   };
-  for (auto const& seg : d.initial_segments)
+  for (auto const& seg : d.initial_segments) {
+    start_segment& start = t.start_segments.emplace_back(start_segment{seg.size, seg.stream, seg.small, {}});
     for (auto const& b : seg.live) {
       t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
       ++t.allocs;
+      start.live.push_back({b.address - seg.address, b.size, b.requested, t.events.back().slot});
     }
+  }
+  t.start_events = t.events.size();
   segment_occupancy segments(d);
   for (std::size_t i = 0; i < d.events.size(); ++i) {
     snapshot_event const& e = d.events[i];
@@ -200,6 +204,8 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
   for (auto const& d : s.devices) {
     traces.push_back(device_trace(d, s.recorded_devices <= 1 ? s.name : s.name + "@cuda:" + std::to_string(d.device)));
     traces.back().recorded_settings = non_default_settings(s.settings);
+    // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
+    if (s.settings.expandable_segments) traces.back().start_segments.clear();
   }
   return traces;
 }

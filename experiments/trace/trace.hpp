@@ -27,6 +27,24 @@ struct event {
   std::uint64_t stream = 0;
 };
 
+// A recording's start (a snapshot's segments when recording began): regions of `size` bytes
+// with the blocks then live in them, at offsets from the region's start. The trace's first
+// events allocate the same blocks (start_events of them), so that any policy can replay it;
+// a policy that can hold these regions (PyTorch's presets, whose segments they are) restores
+// them instead and skips those events.
+struct start_block {
+  std::uint64_t offset;
+  std::uint64_t size;       // the block's size in the segment
+  std::uint64_t requested;
+  std::uint32_t slot;
+};
+struct start_segment {
+  std::uint64_t size;
+  std::uint64_t stream;
+  bool small;  // PyTorch's small pool
+  std::vector<start_block> live;
+};
+
 struct trace {
   std::string name;  // file name without directories, for result rows
   std::vector<event> events;  // in memory, unless streamed_from names a file
@@ -38,6 +56,8 @@ struct trace {
   std::size_t releases = 0;           // op::release events
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
   int device = 0;                     // the device a snapshot's trace was recorded on
+  std::vector<start_segment> start_segments;  // empty but for a snapshot's trace
+  std::uint64_t start_events = 0;             // the first events, which allocate start_segments' blocks
   // A snapshot's allocator settings that differ from PyTorch's defaults, as KEY=VALUE, ...:
   // what a PyTorch preset replays under its own settings instead (verify applies them).
   std::string recorded_settings;

@@ -83,6 +83,14 @@ pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": dict(se
                                                                                roundup_power2_divisions={})},
             open(f"{work}/expandable.pickle", "wb"), protocol=2)
 
+# The start state replayed as PyTorch held it: a 12 MiB segment with 8 MiB free behind its
+# live block takes the next 6 MiB without a new segment.
+blocks = [{"address": base, "size": 4 * MiB, "requested_size": 4 * MiB, "state": "active_allocated"},
+          {"address": base + 4 * MiB, "size": 6 * MiB, "requested_size": 6 * MiB, "state": "active_allocated"},
+          {"address": base + 10 * MiB, "size": 2 * MiB, "requested_size": 0, "state": "inactive"}]
+pickle.dump({"segments": [seg(0, base, 12 * MiB, blocks)], "device_traces": [[ev("alloc", base + 4 * MiB, 6 * MiB)]]},
+            open(f"{work}/start.pickle", "wb"), protocol=2)
+
 # PyTorch 2.0: blocks without addresses; state only.
 pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"},
                                                   {"size": 4 * MiB, "requested_size": 0, "state": "inactive"},
@@ -152,6 +160,11 @@ csv=$("$fraglab" replay "$work/expandable.pickle" -p pytorch_expandable --repeat
 expect "an unmap is the program emptying the cache: a release in replay" '[[ $(col cache_releases <<<"$csv") -eq 1 ]]'
 
 # --- the start state ----------------------------------------------------------------------
+csv=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching,tlsf --repeat 0 --format csv)
+expect "under pytorch_caching a replay starts from the recorded segments; another policy allocates the start afresh" \
+  '[[ $(grep ",pytorch_caching," <<<"$csv" | cut -d, -f4,9) == "2,$((12 * MiB))" && $(grep ",tlsf," <<<"$csv" | cut -d, -f4) == 2 ]]'
+ts=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching --repeat 0 --timeseries - -o /dev/null | tail -1 | cut -d, -f3,4)
+expect "a restored start is sampled in the time series too" '[[ $ts == "2,$((10 * MiB))" ]]'
 out=$("$fraglab" verify "$work/tail.pickle"); rc=$?
 expect "a start block's unsplit tail is found from where the next allocation lands" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
 
@@ -175,6 +188,8 @@ if [[ -d $cases ]]; then
   falls=$(awk -F, 'NR > 1 { if (seen && $6 < last) n++; last = $6; seen = 1 } END { print n + 0 }' "$work/series.csv")
   expect "sqattn: reserved bytes fall at the empty_cache calls ($falls falls; $(col cache_releases < "$work/sq.csv") releases)" \
     '[[ $falls -gt 10 && $(col cache_releases < "$work/sq.csv") -gt 10 ]]'
+  peak=$("$fraglab" replay "$cases/../pytorch/cs336-a2-snapshot.pickle" -p pytorch_caching --repeat 0 --format csv | tail -1 | cut -d, -f9)
+  expect "cs336-a2 under pytorch_caching peaks at the reserved bytes PyTorch recorded (14180941824; $peak)" '[[ $peak == 14180941824 ]]'
   out=$("$fraglab" info "$cases/layoutediting-2dev-state.pickle" "$cases/opt1.3b-torch2.0-state.pickle"); rc=$?
   expect "the two-device file names its device; the 2.0-era file reads" \
     '[[ $rc -eq 0 && $out == *"trace: layoutediting-2dev-state.pickle@cuda:1"* && $out == *"trace: opt1.3b-torch2.0-state.pickle"* ]]'
