@@ -310,8 +310,9 @@ class allocator {
     if (pool_entry& pe = *pools_[pool]; pe.page != 0) {
       // An expandable pool's mapped part: its reservation starts here, and further pages
       // map after it.
-      if (pe.map_base != 0 || a.base % pe.page != 0 || a.size % pe.page != 0 || a.size > pe.reservation_size)
-        bad("an expandable pool's mapped range must be the only one, page-aligned and within its reservation");
+      // Pages count from the reservation's base, which need not be page-aligned itself.
+      if (pe.map_base != 0 || a.size % pe.page != 0 || a.size > pe.reservation_size)
+        bad("an expandable pool's mapped range must be the only one, whole pages and within its reservation");
       pe.map_base = a.base;
       pe.map_end = a.end();
       pe.reservation_end = a.base + pe.reservation_size;

@@ -198,7 +198,13 @@ int verify(std::vector<std::string> const& args)
       if (s.devices.empty()) throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it");
     }
     if (s.devices.empty()) throw input_error(path + ": no events: expected at least one allocation");
-    for (verify_result const& r : verify_pytorch_snapshot(s, settings)) {
+    std::vector<verify_result> results;
+    try {
+      results = verify_pytorch_snapshot(s, settings);
+    } catch (std::invalid_argument const& e) {  // a start state the preset cannot hold
+      throw input_error(path + ": " + e.what());
+    }
+    for (verify_result const& r : results) {
       std::cout << s.name << (s.recorded_devices > 1 ? "@cuda:" + std::to_string(r.device) : std::string()) << '\n';
       if (r.empty()) {
         std::cout << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
