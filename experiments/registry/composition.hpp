@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace fraglab {
@@ -35,6 +36,10 @@ class any_allocator {
   [[nodiscard]] virtual std::string check_invariants() const = 0;
   virtual void visit_chunks(std::function<void(chunk_view const&)> const& f) const = 0;
   [[nodiscard]] virtual std::size_t backend_granularity() const = 0;
+  // Restores a trace's start segments where this allocator can hold them (restore_start in
+  // experiments/replay/replay.hpp), `live[slot]` the block of each restored slot. Returns
+  // the events this stands for; 0 (and nothing restored): drive them.
+  virtual std::uint64_t restore_start(trace::trace const& /*t*/, std::vector<block_ref>& /*live*/) { return 0; }
 };
 
 struct backend_choice {

@@ -37,6 +37,15 @@ class allocator_adapter final : public any_allocator {
   std::string check_invariants() const override { return a_.check_invariants(); }
   void visit_chunks(std::function<void(chunk_view const&)> const& f) const override { a_.visit_chunks(f); }
   std::size_t backend_granularity() const override { return a_.backend().granularity(); }
+  std::uint64_t restore_start(trace::trace const& t, std::vector<block_ref>& live) override
+  {
+    std::vector<detail::slot> slots;
+    std::uint64_t const restored = detail::restore_start(a_, t, slots);
+    live.assign(t.slots, block_ref{});
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].state == detail::slot_state::live) live[i] = slots[i].block;
+    return restored;
+  }
 
  private:
   Alloc a_;

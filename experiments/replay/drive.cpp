@@ -12,12 +12,21 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
 {
   std::vector<block_ref> block(t.slots);
   std::vector<bool> live(t.slots, false);
+  // As the replay does: a start the allocator can hold is restored, and stands for the events
+  // that allocate it.
+  std::uint64_t const restored = a.restore_start(t, block);
+  block.resize(t.slots);
+  for (std::size_t i = 0; i < block.size(); ++i) live[i] = block[i].address != 0;
   std::uint64_t done = 0;
   auto batches = trace::open_events(t);
   for (auto batch = batches->next(); !batch.empty() && done < events; batch = batches->next())
     for (trace::event const& e : batch) {
       if (done == events) break;
       ++done;
+      if (done <= restored) {
+        after_each(done);
+        continue;
+      }
       if (e.kind == trace::op::alloc) {
         if (!live[e.slot]) {
           allocation const got = a.allocate(e.size, e.alignment, e.stream);

@@ -14,6 +14,7 @@ namespace fraglab {
 inline constexpr std::uint64_t all_events = std::numeric_limits<std::uint64_t>::max();
 
 // Applies the first `events` events of `t` to `a` (a fresh allocator). Returns how many ran.
+// A start state the allocator restores counts as the events that allocate it.
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events = all_events);
 
 // The number of events after which reserved bytes first reach their peak under `c`.

@@ -163,6 +163,8 @@ expect "an unmap is the program emptying the cache: a release in replay" '[[ $(c
 csv=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching,tlsf --repeat 0 --format csv)
 expect "under pytorch_caching a replay starts from the recorded segments; another policy allocates the start afresh" \
   '[[ $(grep ",pytorch_caching," <<<"$csv" | cut -d, -f4,9) == "2,$((12 * MiB))" && $(grep ",tlsf," <<<"$csv" | cut -d, -f4) == 2 ]]'
+out=$("$fraglab" dump "$work/start.pickle" -p pytorch_caching)
+expect "dump starts from the recorded segments as replay does" '[[ $(grep "^reserved_bytes " <<<"$out" | awk "{print \$2}") == $((12 * MiB)) ]]'
 ts=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching --repeat 0 --timeseries - -o /dev/null | tail -1 | cut -d, -f3,4)
 expect "a restored start is sampled in the time series too" '[[ $ts == "2,$((10 * MiB))" ]]'
 out=$("$fraglab" verify "$work/tail.pickle"); rc=$?
