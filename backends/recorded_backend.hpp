@@ -40,10 +40,7 @@ class recorded_backend {
 
   acquisition acquire(std::size_t n, std::size_t /*alignment*/)
   {
-    if (n > capacity_ - std::min(capacity_, stats_.acquired_bytes)) {
-      ++stats_.refusals;
-      return {};
-    }
+    if (refused(n)) return {};
     stats_.on_acquire(n);
     if (pending_.empty()) {
       ++unexpected_;
@@ -73,10 +70,7 @@ class recorded_backend {
 
   acquisition acquire_at(std::uintptr_t address, std::size_t n)
   {
-    if (n > capacity_ - std::min(capacity_, stats_.acquired_bytes)) {
-      ++stats_.refusals;
-      return {};
-    }
+    if (refused(n)) return {};
     stats_.on_acquire(n);
     if (!pending_maps_.empty() && pending_maps_.front().address == address) {
       if (pending_maps_.front().size == n) ++matched_maps_;
@@ -118,6 +112,13 @@ class recorded_backend {
   void discard_pending_maps() noexcept { pending_maps_.clear(); }
 
  private:
+  bool refused(std::size_t n) noexcept
+  {
+    if (n <= capacity_ - std::min(capacity_, stats_.acquired_bytes)) return false;
+    ++stats_.refusals;
+    return true;
+  }
+
   std::size_t granularity_;
   std::size_t capacity_ = std::numeric_limits<std::size_t>::max();
   std::deque<expected_segment> pending_, pending_maps_, released_;

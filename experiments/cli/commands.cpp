@@ -205,7 +205,7 @@ int verify(std::vector<std::string> const& args)
       throw input_error(path + ": " + e.what());
     }
     for (verify_result const& r : results) {
-      std::cout << s.name << (s.recorded_devices > 1 ? "@cuda:" + std::to_string(r.device) : std::string()) << '\n';
+      std::cout << trace::device_label(s, r.device) << '\n';
       if (r.empty()) {
         std::cout << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
                   << r.restored_blocks << " live blocks in " << r.restored_segments << " segments, restored)\n";

@@ -272,12 +272,9 @@ namespace {
 // The format -o's extension names; `fallback` for any other name.
 output_format format_of_extension(std::string const& path, output_format fallback)
 {
-  auto ends = [&](std::string_view suffix) {
-    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends(".csv")) return output_format::csv;
-  if (ends(".json")) return output_format::json;
-  if (ends(".md")) return output_format::md;
+  if (path.ends_with(".csv")) return output_format::csv;
+  if (path.ends_with(".json")) return output_format::json;
+  if (path.ends_with(".md")) return output_format::md;
   return fallback;
 }
 

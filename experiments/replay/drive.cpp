@@ -15,7 +15,6 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
   // As the replay does: a start the allocator can hold is restored, and stands for the events
   // that allocate it.
   std::uint64_t const restored = a.restore_start(t, block);
-  block.resize(t.slots);
   for (std::size_t i = 0; i < block.size(); ++i) live[i] = block[i].address != 0;
   std::uint64_t done = 0;
   auto batches = trace::open_events(t);

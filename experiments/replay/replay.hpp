@@ -166,11 +166,6 @@ struct pass_totals {
   double allocator_ns = 0;   // time spent in the batches' loops, the untimed prefix excluded
 };
 
-// One pass over the trace with the slots of a previous pass (all empty, or sized afresh).
-// With Observe, `f` watches every event and `r` gets the anomaly counts; without, the loop
-// is the allocator's work alone. The first `untimed_prefix` events run outside the clock:
-// a benchmark's set-up (building up live blocks) through the same loop as its measurement.
-// The first `restored_prefix` events are skipped: restore_start stood for them.
 // Restores a trace's start segments (trace.hpp) into a fresh allocator whose pool rule names
 // pools as PyTorch's does, by stream and pool size, and is not expandable: each segment from
 // the backend, its blocks live where the recording had them, their slots live. Returns the
@@ -191,12 +186,12 @@ std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& 
     for (auto const& seg : t.start_segments) {
       if (seg.size == 0 || seg.size % g != 0 || __builtin_add_overflow(total, seg.size, &total)) return 0;
       std::uint64_t cursor = 0;
-      for (auto const& b : seg.live)
+      for (auto const& b : seg.live) {
         if (b.offset < cursor || b.offset % g != 0 || b.size % g != 0 || b.size == 0 || b.requested == 0 ||
             b.requested > b.size || b.size > seg.size - b.offset || b.slot >= t.slots)
           return 0;
-        else
-          cursor = b.offset + b.size;
+        cursor = b.offset + b.size;
+      }
     }
     if (total > a.backend().capacity() - std::min(a.backend().capacity(), a.backend().acquired_bytes())) return 0;
     slots.resize(t.slots);
@@ -213,6 +208,11 @@ std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& 
   }
 }
 
+// One pass over the trace with the slots of a previous pass (all empty, or sized afresh).
+// With Observe, `f` watches every event and `r` gets the anomaly counts; without, the loop
+// is the allocator's work alone. The first `untimed_prefix` events run outside the clock:
+// a benchmark's set-up (building up live blocks) through the same loop as its measurement.
+// The first `restored_prefix` events are skipped: restore_start stood for them.
 template <bool Observe, class Alloc>
 pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, replay_result& r, metrics_observer* f,
                      std::vector<slot>& slots, std::uint64_t untimed_prefix = 0, std::uint64_t restored_prefix = 0)

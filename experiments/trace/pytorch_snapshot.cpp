@@ -56,7 +56,6 @@ class snapshot_parser {
   {
     if (!dict.is_dict()) fail("expected a dict for 'allocator_settings'");
     recorded_settings r;
-    r.recorded = true;
     auto flag = [&](pickle::value const& v, std::string const& key) {
       if (!std::holds_alternative<bool>(v.v)) fail("expected True or False for '" + key + "' in allocator_settings");
       return std::get<bool>(v.v);
@@ -223,11 +222,12 @@ class snapshot_parser {
       }
     }
     // Events, and the walk back to the start state.
-    for (auto const& ep : list(trace, "a device trace")) {
-      pickle::value const& e = *ep;
+    auto const& entries = list(trace, "a device trace");
+    for (std::size_t index = 0; index < entries.size(); ++index) {
+      pickle::value const& e = *entries[index];
       std::string const action = text(e, "action", "an event");
       snapshot_event ev{};
-      ev.index = static_cast<std::size_t>(&ep - list(trace, "a device trace").data());
+      ev.index = index;
       if (action == "alloc") ev.op = snapshot_op::alloc;
       else if (action == "free_completed") ev.op = snapshot_op::free;
       else if (action == "segment_alloc") ev.op = snapshot_op::segment_alloc;

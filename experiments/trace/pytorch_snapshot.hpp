@@ -55,7 +55,6 @@ struct snapshot_event {
 // for the caller to refuse; keys that change nothing a replay decides (pinned host memory,
 // locking) are ignored.
 struct recorded_settings {
-  bool recorded = false;  // the snapshot has allocator_settings (PyTorch 2.1 and later)
   std::int64_t max_split_size = -1;  // -1: unlimited
   std::array<std::size_t, 16> roundup_power2_divisions{};  // [k]: sizes in [2^k, 2^(k+1)) MiB; [0] below 2 MiB
   double garbage_collection_threshold = 0.0;
@@ -81,5 +80,12 @@ struct pytorch_snapshot {
 
 // Throws input_error naming the file and what was expected.
 pytorch_snapshot read_pytorch_snapshot(std::string const& path);
+
+// How results name a device's allocator: the file's name, with @cuda:N when the recording
+// covered several devices.
+inline std::string device_label(pytorch_snapshot const& s, int device)
+{
+  return s.recorded_devices <= 1 ? s.name : s.name + "@cuda:" + std::to_string(device);
+}
 
 }  // namespace fraglab::trace

@@ -6,7 +6,6 @@
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <unordered_map>
@@ -56,9 +55,8 @@ class segment_occupancy {
   explicit segment_occupancy(device_snapshot const& d)
   {
     for (auto const& seg : d.initial_segments) {
-      add(seg.address, seg.size);
-      segments_[seg.address].live = seg.live.size();
-      if (!seg.live.empty()) --idle_;
+      segments_[seg.address] = {seg.size, seg.live.size()};
+      if (seg.live.empty()) ++idle_;
       for (auto const& b : seg.live) segment_of_[b.address] = seg.address;
     }
   }
@@ -151,9 +149,9 @@ trace device_trace(device_snapshot const& d, std::string name)
         // block is empty_cache() (or PyTorch's release of everything before an OOM): the
         // program's doing, replayed under every policy. A run that keeps some is the
         // allocator's own choice (oversize release, garbage collection), which a preset
-        // makes for itself.
-        // Pages unmapped from an expandable segment are always the cache given back: PyTorch
-        // unmaps only when it releases the cache (its oversize release passes them over).
+        // makes for itself. Pages unmapped from an expandable segment are always the cache
+        // given back: PyTorch unmaps only as it releases the cache (its oversize release
+        // passes them over).
         std::size_t const idle = segments.idle();
         std::size_t run = 0, freed = 0;
         bool unmapped = false;
@@ -202,7 +200,7 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
 {
   std::vector<trace> traces;
   for (auto const& d : s.devices) {
-    traces.push_back(device_trace(d, s.recorded_devices <= 1 ? s.name : s.name + "@cuda:" + std::to_string(d.device)));
+    traces.push_back(device_trace(d, device_label(s, d.device)));
     traces.back().recorded_settings = non_default_settings(s.settings);
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) traces.back().start_segments.clear();
@@ -251,9 +249,8 @@ std::vector<trace> read_traces(std::string const& path, std::optional<int> devic
   }
   // As with an empty file: a header alone, or comments alone, is a capture that recorded
   // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
-  if (traces.empty() || std::all_of(traces.begin(), traces.end(), [](trace const& t) { return t.event_count() == 0; }))
-    throw input_error(path + ": no events: expected at least one allocation");
   std::erase_if(traces, [](trace const& t) { return t.event_count() == 0; });
+  if (traces.empty()) throw input_error(path + ": no events: expected at least one allocation");
   return traces;
 }
 

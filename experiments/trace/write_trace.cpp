@@ -8,15 +8,6 @@
 #include <stdexcept>
 
 namespace fraglab::trace {
-namespace {
-
-bool ends_with(std::string const& s, std::string_view suffix)
-{
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 trace_format output_trace_format(std::string const& path, std::string_view requested)
 {
   if (requested == "text") return trace_format::native_text;
@@ -24,8 +15,8 @@ trace_format output_trace_format(std::string const& path, std::string_view reque
   if (requested == "rmm-csv") return trace_format::rmm_csv;
   if (!requested.empty())
     throw std::invalid_argument("--to: expected text, binary or rmm-csv, got '" + std::string(requested) + "'");
-  if (ends_with(path, ".fbin")) return trace_format::native_binary;
-  if (ends_with(path, ".csv")) return trace_format::rmm_csv;
+  if (path.ends_with(".fbin")) return trace_format::native_binary;
+  if (path.ends_with(".csv")) return trace_format::rmm_csv;
   return trace_format::native_text;
 }
 
