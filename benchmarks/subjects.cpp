@@ -13,12 +13,9 @@ subject policy_subject(std::string const& name, std::string const& backend, free
   std::shared_ptr<composition const> c = make_composition(name, {}, backend_choice{backend});
   // Policies defined as a scan: the classic lists, and seg_best, whose exact best fit scans
   // its size class's list (4.8 us/op at 1e5 live blocks in the steady pattern; its set-up
-  // alone would take hours at 1e6); the same pairs spelled as compose: specs.
-  std::optional<index_fit_pair> const composed = composed_pair(name);
-  bool const composed_scan =
-      composed && (composed->index.starts_with("list_") || (composed->index == "seglist" && composed->fit == "best"));
-  bool const scans = name.starts_with("list_") || name == "first_fit_lifo" || name == "first_fit_fifo" ||
-                     name == "seg_best" || composed_scan;
+  // alone would take hours at 1e6), however the spec names them.
+  std::optional<composition_parts> const parts = parts_of(name);
+  bool const scans = parts && (parts->index.starts_with("list_") || (parts->index == "seglist" && parts->fit == "best"));
   return {frees == free_by::address ? name + "@address" : name, [c, frees](trace::trace const& t) { return c->runner(t, frees); },
           scans};
 }

@@ -84,7 +84,9 @@ def main(argv):
             specs = [p for _, p, _ in POLICIES]
             results = fraglab_rows(args.fraglab, ["replay", path, "-p", ",".join(specs), "--jobs", args.jobs] + settings)
             if config == "headers and alignment":
-                results += fraglab_rows(args.fraglab, ["replay", path, "-p", ",".join(p for _, p, _ in PRESETS)])
+                # On the heap, as the compositions: TF BFC's own default is the simulated space.
+                results += fraglab_rows(args.fraglab, ["replay", path, "-p", ",".join(p for _, p, _ in PRESETS),
+                                                       "--backend", "heap"])
             for r in results:
                 rows.append([name, r["policy"], config, r["events"], r["peak_live_bytes"], r["peak_reserved_bytes"],
                              r["frag3"], r["frag4"]])

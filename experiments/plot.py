@@ -30,19 +30,47 @@ matplotlib.rcParams["svg.hashsalt"] = "fraglab"
 import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
 
 
+# The results scripts' tables name the trace `workload` or `program`.
+TRACE_ALIASES = ("workload", "program")
+
+
 def read_rows(paths, required):
-    """Rows of every CSV as dicts; every file must have the `required` columns."""
+    """Rows of every CSV as dicts; every file must have the `required` columns, `trace` read
+    from a column of another name the results scripts give it."""
     rows = []
     for path in paths:
-        rows += read_table(path, required)[1]
+        recorded, header_rows = read_table(path, [c for c in required if c != "trace"])
+        for row in header_rows:
+            if "trace" not in row:
+                alias = next((a for a in TRACE_ALIASES if a in row), None)
+                if alias is None and "trace" in required:
+                    raise InputError(f"{row['__where'].rsplit(':', 1)[0]}:1: expected the column trace "
+                                     f"(or {' or '.join(TRACE_ALIASES)})")
+                row["trace"] = row.get(alias, "")
+        rows += header_rows
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows to plot")
     return rows
 
 
+UNITS = {"": 1, "B": 1, "K": 2**10, "KiB": 2**10, "M": 2**20, "MiB": 2**20, "G": 2**30, "GiB": 2**30, "T": 2**40,
+         "TiB": 2**40, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
 def number(row, column):
+    """A cell as a number, as the command line reads values: sizes with units (512MiB, 1.5GB)
+    and `unlimited` (infinity)."""
+    text = row[column].strip()
+    if text == "unlimited":
+        return float("inf")
+    digits = len(text) - len(text.lstrip("0123456789.+-e"))
+    while digits > 0 and text[digits - 1] in "e+-":  # "1e" of "1eB" is not a number's end
+        digits -= 1
+    unit = text[digits:].strip()
     try:
-        return float(row[column])
+        if unit in UNITS:
+            return float(text[:digits]) * UNITS[unit]
+        return float(text)
     except ValueError as e:
         raise InputError(f"{row['__where']}: expected a number in column {column}, got '{row[column]}'") from e
 
@@ -65,9 +93,19 @@ def plot_sweep(args):
     by_trace = grouped(rows, "trace")
     fig, axes = panels(len(by_trace))
     for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
-        for label, series in grouped(trace_rows, args.group).items():
-            points = sorted((number(r, args.x), number(r, args.y)) for r in series)
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        for i, (label, series) in enumerate(grouped(trace_rows, args.group).items()):
+            # A policy that does not read the varied key has an empty cell there: its value
+            # holds at every x, a flat dashed line.
+            flat = [number(r, args.y) for r in series if not r[args.x].strip()]
+            points = sorted((number(r, args.x), number(r, args.y)) for r in series if r[args.x].strip())
+            unlimited = [p for p in points if p[0] == float("inf")]
+            points = [p for p in points if p[0] != float("inf")]
+            if unlimited:
+                print(f"plot.py: {trace}, {label}: {args.x}=unlimited has no place on the axis; left out", file=sys.stderr)
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label, color=f"C{i % 10}")
+            for y in flat:
+                ax.axhline(y, linestyle="--", label=f"{label} (does not read {args.x})", color=f"C{i % 10}")
         ax.set_title(trace)
         ax.set_xlabel(args.x)
         ax.set_ylabel(args.y)

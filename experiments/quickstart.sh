@@ -12,4 +12,4 @@ build/experiments/fraglab gen phases --seed 1 -o build/data/phases.trace
 build/experiments/fraglab gen random --seed 1 -o build/data/random.trace
 echo
 build/experiments/fraglab replay build/data/phases.trace build/data/random.trace \
-  -p first_fit,next_fit,best_fit,worst_fit,buddy,segregated_pow2,dlmalloc,tlsf,tf_bfc,pytorch_caching "$@"
+  -p first_fit,next_fit,best_fit,worst_fit,buddy,segregated_pow2,dlmalloc,tlsf,tf_bfc,pytorch_caching --backend heap "$@"

@@ -63,7 +63,9 @@ def main(argv):
     cells = {}  # (family, trace, policy, ratio) -> [peak_reserved_bytes, frag4, ns_per_op]
     for round_number in range(1, args.rounds + 1):
         for family, traces in families.items():
-            backend = ["--backend", "simulated"] if family == "deep learning" else []
+            # One backend for both policies, so that their numbers compare: a GPU's separate
+            # segments for the deep-learning traces, a program's contiguous heap for the rest.
+            backend = ["--backend", "simulated" if family == "deep learning" else "heap"]
             for name, path in traces.items():
                 for r in fraglab_rows(args.fraglab, ["sweep", path, "-p", ",".join(POLICIES), "--vary", vary,
                                                      "--repeat", args.repeat, "--jobs", args.jobs] + backend):

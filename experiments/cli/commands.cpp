@@ -7,6 +7,7 @@
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/registry/policy_spec.hpp"
 #include "experiments/replay/drive.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
@@ -38,9 +39,11 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
       std::size_t const comma = rest.find(',');
       std::string_view const piece = rest.substr(0, comma);
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      bool const continues_compose = !specs.empty() && specs.back().rfind("compose:", 0) == 0 &&
-                                     piece.find('=') != std::string_view::npos && piece.rfind("compose:", 0) != 0;
-      if (continues_compose) {
+      // `tlsf:sli=4,linear_limit=128`: a KEY=VALUE continues the settings of the spec before
+      // it; a piece with its own NAME: starts a spec.
+      bool const continues_settings = !specs.empty() && specs.back().find(':') != std::string::npos &&
+                                      piece.find('=') != std::string_view::npos && piece.find(':') == std::string_view::npos;
+      if (continues_settings) {
         specs.back() += ',';
         specs.back() += piece;
       }
@@ -52,12 +55,37 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
 
 int policies(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab policies [--keys]");
-  desc.add_options()("keys", "list every parameter with its default")  //
+  po::options_description desc("fraglab policies [NAME] [--keys]\n\n"
+                               "  fraglab policies                 every preset and composition\n"
+                               "  fraglab policies tf_bfc          its parts, backend and every parameter it reads, as it runs\n"
+                               "  fraglab policies tlsf:sli=4      the same with the spec's own settings\n\n"
+                               "Options");
+  desc.add_options()("name", po::value<std::string>(), "a policy spec")  //
+      ("keys", "list every parameter with its default")  //
       ("names", "print only the policy names, one a line (presets, then compositions)");
-  auto const parsed = parse_command(args, desc);
+  auto const parsed = parse_command(args, desc, "name", 1);
   if (!parsed) return 0;
   auto const& vm = *parsed;
+  if (vm.count("name")) {
+    std::string const spec = vm["name"].as<std::string>();
+    policy_summary const s = describe_policy(spec);
+    auto const c = make_composition(spec, {}, {});
+    std::cout << s.name << ": " << s.description << "\nparts: " << s.parts << "\nbackend: " << c->backend().kind
+              << " by default (granularity " << c->granularity() << " B; --backend chooses another)\n\n"
+              << "parameters it reads, as it runs (-p " << parse_policy_spec(spec).base
+              << ":KEY=VALUE or --set KEY=VALUE changes one):\n";
+    std::vector<std::vector<std::string>> rows;
+    for (std::string_view const key : s.keys) {
+      if (!backend_reads(c->backend().kind, key)) continue;
+      auto const& known = known_params();
+      auto const spec_of = std::find_if(known.begin(), known.end(), [&](param_spec const& p) { return p.key == key; });
+      std::string const value = key == "granularity" && !c->params().has(key) ? std::to_string(c->granularity()) : c->params().text(key);
+      rows.push_back({std::string(key), value, value == spec_of->default_value ? "" : "(table: " + std::string(spec_of->default_value) + ")",
+                      std::string(spec_of->help)});
+    }
+    std::cout << format_rows({"key", "value", "", "meaning"}, rows, output_format::table);
+    return 0;
+  }
   if (vm.count("names")) {
     for (auto const& p : preset_list()) std::cout << p.name << '\n';
     for (auto const& n : named_compositions()) std::cout << n.name << '\n';
@@ -86,7 +114,18 @@ int policies(std::vector<std::string> const& args)
 
 int replay(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab replay TRACE... -p P[,P...] [options]");
+  po::options_description desc(
+      "fraglab replay TRACE... -p P[,P...] [options]\n\n"
+      "  fraglab replay run.trace -p best_fit,tlsf,dlmalloc           one row per (trace, policy)\n"
+      "  fraglab replay snap.pickle -p tf_bfc,pytorch_caching --explain   with a legend of the columns\n"
+      "  fraglab replay run.trace -p tlsf,tlsf:sli=3@coarse --sort frag4  a policy's own setting, and a label\n"
+      "  fraglab replay run.trace -p best_fit,tf_bfc --backend simulated  policies of different default backends\n"
+      "  fraglab replay run.trace -p best_fit -o out.csv                   every column, raw, as CSV\n\n"
+      "P: a name from `fraglab policies`, NAME:KEY=VALUE,... for its own settings, compose:index=I,fit=F,..., and\n"
+      "@LABEL at the end to name its rows. --set KEY=VALUE applies to the policies that read KEY.\n"
+      "The table shows trace, policy, backend, peak live and reserved bytes, frag4 (peak reserved / peak live\n"
+      "- 1), external fragmentation at the peak, failed allocations and ns/op; --all or --columns for more.\n\n"
+      "Options");
   add_trace_and_policy_options(desc);
   add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1 apart from timing)");
   desc.add_options()                                                                                          //
@@ -102,16 +141,15 @@ int replay(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   check_output_options(vm, {"output", "timeseries"});
   unsigned const jobs = jobs_option(vm);
-  auto const [user, backend] = read_allocator_options(vm);
+  allocator_options const chosen = read_allocator_options(vm);
   replay_options options;
   options.strict = vm.count("strict") != 0;
   options.stop_on_failure = vm.count("stop-on-failure") != 0;
   read_timing_options(vm, options);
 
   // Build every composition and read every trace before running anything.
-  std::vector<std::unique_ptr<composition>> compositions;
   std::vector<std::string> const specs = policy_specs(vm);
-  for (auto const& spec : specs) compositions.push_back(make_composition(spec, user, backend));
+  std::vector<std::unique_ptr<composition>> const compositions = make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
   note_recorded_settings(traces, specs);
   options.timeseries = vm.count("timeseries") != 0;

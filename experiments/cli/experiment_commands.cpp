@@ -170,13 +170,19 @@ int info(std::vector<std::string> const& args)
 
 int sweep(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab sweep TRACE... -p P[,P...] --vary KEY=V1,V2,... [--vary ...] [options]");
+  po::options_description desc(
+      "fraglab sweep TRACE... -p P[,P...] --vary KEY=V1,V2,... [--vary ...] [options]\n\n"
+      "  fraglab sweep run.trace -p tf_bfc,best_fit --backend simulated --vary split_ratio=1,2,4\n"
+      "  fraglab sweep snap.pickle -p tf_bfc,pytorch_caching --vary split_ratio=1,2 --vary max_split_size_mb=64,256\n"
+      "  fraglab sweep run.trace -p tlsf --vary sli=3,4,5 --shard 1/4 -o part1.csv   (then `fraglab merge`)\n\n"
+      "Each policy runs over the axes it reads; an axis it does not read shows an empty cell.\n\n"
+      "Options");
   add_trace_and_policy_options(desc);
   desc.add_options()                                                                                 //
       ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
       ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts");
   add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1)");
-  add_timing_options(desc);
+  add_timing_options(desc, "0");
   add_allocator_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
@@ -186,7 +192,7 @@ int sweep(std::vector<std::string> const& args)
   unsigned const jobs = jobs_option(vm);
   replay_options options;
   read_timing_options(vm, options);
-  auto const chosen = read_allocator_options(vm);
+  allocator_options const chosen = read_allocator_options(vm);
   auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
   auto const& backend = chosen.backend;
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
@@ -212,46 +218,65 @@ int sweep(std::vector<std::string> const& args)
   for (auto const& [key, values] : axes)
     if (user.has(key)) throw std::invalid_argument("--set " + key + " and --vary " + key + ": give its values in --vary alone");
   std::vector<std::string> const specs = policy_specs(vm);
+  {
+    std::vector<std::string> varied;
+    for (auto const& [key, values] : axes) varied.push_back(key);
+    check_keys_read(specs, varied, "--vary");
+  }
+  (void)make_compositions(specs, chosen);  // every --set key read by some policy, on one backend
   std::vector<trace::trace> const traces = read_traces(vm);
   note_recorded_settings(traces, specs);
 
-  // The grid: the first --vary is the outermost axis.
-  std::vector<std::vector<std::string>> points{{}};
-  for (auto const& [key, values] : axes) {
-    std::vector<std::vector<std::string>> next;
-    for (auto const& p : points)
-      for (auto const& v : values) {
-        next.push_back(p);
-        next.back().push_back(v);
-      }
-    points = std::move(next);
+  // Each policy's grid is the product of the axes it reads, the first --vary outermost; an
+  // axis it does not read has one empty cell, so no cell repeats another.
+  struct grid_cell {
+    std::size_t trace, spec;
+    std::vector<std::string> point;  // one value an axis, empty where the policy does not read it
+  };
+  std::vector<std::vector<std::vector<std::string>>> points_of(specs.size());
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    auto const read = parameters_read(specs[s]);
+    auto& points = points_of[s];
+    points = {{}};
+    for (auto const& [key, values] : axes) {
+      bool const reads = std::find(read.begin(), read.end(), key) != read.end();
+      std::vector<std::vector<std::string>> next;
+      for (auto const& p : points)
+        for (auto const& v : reads ? values : std::vector<std::string>{""}) {
+          next.push_back(p);
+          next.back().push_back(v);
+        }
+      points = std::move(next);
+    }
   }
-  auto params_at = [&](std::vector<std::string> const& point) {
-    param_set p = user;
-    for (std::size_t a = 0; a < axes.size(); ++a) p.set(axes[a].first, point[a]);
+  auto params_at = [&](std::size_t s, std::vector<std::string> const& point) {
+    param_set p = scoped_parameters(specs[s], user);
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      if (!point[a].empty()) p.set(axes[a].first, point[a]);
     return p;
   };
+  std::vector<grid_cell> cells;
+  for (std::size_t t = 0; t < traces.size(); ++t)
+    for (std::size_t s = 0; s < specs.size(); ++s)
+      for (auto const& point : points_of[s]) cells.push_back({t, s, point});
   // Reject a bad value or key before running anything.
-  for (auto const& point : points)
-    for (auto const& spec : specs) (void)make_composition(spec, params_at(point), backend);
+  for (std::size_t s = 0; s < specs.size(); ++s)
+    for (auto const& point : points_of[s]) (void)make_composition(specs[s], params_at(s, point), backend);
 
-  std::size_t const per_trace = specs.size() * points.size();
-  std::size_t const total = traces.size() * per_trace;
+  std::size_t const total = cells.size();
   auto const [shard, shards] = shard_option(vm);
   std::vector<std::size_t> mine;
   for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
   std::uint64_t work = 0;
-  for (std::size_t c : mine) work += replay_work(traces[c / per_trace].event_count(), options);
+  for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
   options.progress = &progress;
   auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
-    std::size_t const c = mine[k];
-    trace::trace const& t = traces[c / per_trace];
-    std::string const& spec = specs[(c % per_trace) / points.size()];
-    auto const& point = points[c % points.size()];
-    std::vector<std::string> row = result_cells(make_composition(spec, params_at(point), backend)->replay(t, options));
-    row.insert(row.begin() + 2, point.begin(), point.end());
-    row.insert(row.begin(), std::to_string(c));
+    grid_cell const& cell = cells[mine[k]];
+    std::vector<std::string> row =
+        result_cells(make_composition(specs[cell.spec], params_at(cell.spec, cell.point), backend)->replay(traces[cell.trace], options));
+    row.insert(row.begin() + 2, cell.point.begin(), cell.point.end());
+    row.insert(row.begin(), std::to_string(mine[k]));
     return row;
   });
   progress.finish();
@@ -294,7 +319,7 @@ int capacity(std::vector<std::string> const& args)
   if (backend.capacity != std::numeric_limits<std::size_t>::max())
     throw std::invalid_argument("capacity searches the capacity itself: do not give --capacity");
   std::vector<std::string> const specs = policy_specs(vm);
-  for (auto const& spec : specs) (void)make_composition(spec, user, backend);
+  (void)make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
   note_recorded_settings(traces, specs);
   replay_options options;
@@ -310,12 +335,12 @@ int capacity(std::vector<std::string> const& args)
       backend_choice b = backend;
       b.capacity = capacity;
       ++replays;
-      return make_composition(spec, user, b)->replay(t, options).failed_allocs == 0;
+      return make_composition(spec, scoped_parameters(spec, user), b)->replay(t, options).failed_allocs == 0;
     };
     // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
     // granularity, on the assumption (true of every policy here when memory is only added)
     // that more capacity never causes a failure.
-    auto const unlimited = make_composition(spec, user, backend);
+    auto const unlimited = make_composition(spec, scoped_parameters(spec, user), backend);
     std::size_t const granularity = unlimited->make()->backend_granularity();
     replay_result const free_run = unlimited->replay(t, options);
     ++replays;

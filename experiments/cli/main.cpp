@@ -1,12 +1,15 @@
 // fraglab: replay allocation traces under swappable allocator policies.
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/params/closest_name.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "version.hpp"
 
 #include <boost/program_options/errors.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -17,7 +20,8 @@ namespace {
 constexpr char const* usage = R"(usage: fraglab COMMAND [ARGS]
 
 commands:
-  policies [--keys]                          list compositions (and with --keys every parameter)
+  policies [NAME] [--keys]                   list policies; of NAME its parts and the parameters it reads
+  help COMMAND                               a command's options, with examples
   replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
   sweep TRACE... -p P --vary KEY=V1,V2,...   replay over a parameter grid (--jobs N, --shard I/N)
   merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
@@ -30,12 +34,16 @@ commands:
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
                                              (bins, chunks, occupancy) or PyTorch's memory_stats
 
-`fraglab COMMAND --help` describes a command's options; `fraglab --version` names the version and commit.
+`fraglab help COMMAND` (or `fraglab COMMAND --help`) describes a command, with examples;
+`fraglab --version` names the version and commit.
 )";
 
 }  // namespace
 
 namespace {
+
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "info",
+                                         "convert",  "trace",  "gen",    "verify", "dump",    "help"};
 
 int run_command(std::string const& command, std::vector<std::string> const& args)
 {
@@ -50,7 +58,18 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "capacity") return fraglab::cli::capacity(args);
   if (command == "merge") return fraglab::cli::merge(args);
   if (command == "trace") return fraglab::cli::trace_program(args);
-  std::cerr << "fraglab: unknown command '" << command << "'\n" << usage;
+  if (command == "help") {  // `fraglab help COMMAND` is `fraglab COMMAND --help`
+    if (args.empty()) {
+      std::cout << usage;
+      return 0;
+    }
+    if (args.size() > 1 || std::find(std::begin(commands), std::end(commands), args[0]) == std::end(commands))
+      return run_command(args[0], {});  // an unknown command's message, or its usage
+    return run_command(args[0], {"--help"});
+  }
+  std::string const guess = fraglab::closest_name(command, commands);
+  std::cerr << "fraglab: unknown command '" << command << "'" << (guess.empty() ? "" : ": did you mean " + guess + "?") << "\n"
+            << usage;
   return 2;
 }
 

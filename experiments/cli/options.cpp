@@ -3,7 +3,9 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
+#include "experiments/output/table_view.hpp"
 #include "experiments/params/units.hpp"
+#include "experiments/registry/policy_spec.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
@@ -149,8 +151,12 @@ std::vector<std::string> policy_specs(po::variables_map const& vm)
   if (vm.count("policy")) specs = split_policy_list(vm["policy"].as<std::vector<std::string>>());
   // `-p ,` names none; it would print an empty table and succeed.
   if (specs.empty()) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
-  // Rows are labelled by the spec: a second one would be a row no reader could tell apart.
+  // Rows are labelled by the spec or its label: a second one would be a row no reader could
+  // tell apart.
   if (std::string const* twice = repeated(specs)) throw std::invalid_argument("policy " + *twice + " is given twice");
+  std::vector<std::string> labels;
+  for (auto const& spec : specs) labels.push_back(parse_policy_spec(spec).label);
+  if (std::string const* twice = repeated(labels)) throw std::invalid_argument("two policies are labelled " + *twice);
   return specs;
 }
 
@@ -213,10 +219,63 @@ allocator_options read_allocator_options(po::variables_map const& vm)
   return o;
 }
 
-void add_timing_options(po::options_description& desc)
+void check_keys_read(std::vector<std::string> const& specs, std::vector<std::string> const& keys, std::string_view option)
+{
+  for (std::string const& key : keys) {
+    std::vector<std::string> readers, others;
+    for (std::string const& spec : specs) {
+      auto const read = parameters_read(spec);
+      (std::find(read.begin(), read.end(), key) != read.end() ? readers : others).push_back(parse_policy_spec(spec).label);
+    }
+    auto const joined = [](std::vector<std::string> const& names) {
+      std::string out;
+      for (auto const& n : names) out += (out.empty() ? "" : ", ") + n;
+      return out;
+    };
+    if (readers.empty())
+      throw std::invalid_argument(std::string(option) + " " + key + ": no policy of this run reads it (" + joined(others) +
+                                  "; `fraglab policies NAME` lists the keys a policy reads)");
+    if (!others.empty())
+      std::cerr << "fraglab: note: " << option << ' ' << key << " applies to " << joined(readers) << " only; "
+                << joined(others) << (others.size() == 1 ? " does" : " do") << " not read it\n";
+  }
+}
+
+void check_one_backend(std::vector<std::unique_ptr<composition>> const& made)
+{
+  std::map<std::string, std::vector<std::string>> by_backend;
+  for (auto const& c : made) by_backend[c->backend().kind].push_back(c->name());
+  if (by_backend.size() <= 1) return;
+  std::string which, choices;
+  for (auto const& [kind, names] : by_backend) {
+    which += (which.empty() ? "" : "; ") + kind + " for";
+    for (auto const& n : names) which += " " + n;
+    choices += (choices.empty() ? "" : " or ") + ("--backend " + kind);
+  }
+  throw std::invalid_argument("these policies run on different backends by default (" + which +
+                              "), whose numbers do not compare: give " + choices +
+                              " to run them all on one (simulated: separate segments, as a GPU's; heap: one contiguous "
+                              "heap grown at its top, as sbrk)");
+}
+
+std::vector<std::unique_ptr<composition>> make_compositions(std::vector<std::string> const& specs,
+                                                            allocator_options const& chosen)
+{
+  std::vector<std::string> keys;
+  for (auto const& [key, value] : chosen.user.values()) keys.push_back(key);
+  check_keys_read(specs, keys, "--set");
+  std::vector<std::unique_ptr<composition>> made;
+  for (auto const& spec : specs) made.push_back(make_composition(spec, scoped_parameters(spec, chosen.user), chosen.backend));
+  check_one_backend(made);
+  return made;
+}
+
+void add_timing_options(po::options_description& desc, char const* repeats)
 {
   desc.add_options()                                                                                      //
-      ("repeat", po::value<std::string>()->default_value("1"), "timed runs per cell; ns_per_op is their median")  //
+      ("repeat", po::value<std::string>()->default_value(repeats),
+       "timed runs per cell after the metrics pass; ns_per_op is their median (0: none, ns_per_op 0 and no ns/op "
+       "column in the table; below ~100,000 events one run is mostly noise)")  //
       ("warm", "time the runs on one allocator kept warm after the metrics pass (records, address map and "
                "regions grown, as in bench_allocators), not each on a fresh allocator")  //
       ("free-by", po::value<std::string>()->default_value("reference"),
@@ -264,7 +323,12 @@ void add_output_options(po::options_description& desc)
 {
   desc.add_options()                                                                 //
       ("format", po::value<std::string>(), "table, csv, json or md (default: from -o's extension, .csv, .json or .md; else table)")  //
-      ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
+      ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds")  //
+      ("columns", po::value<std::string>(), "C1,C2,...: these columns, in this order, in any format (default: the table and "
+                                            "md show the few a reader needs, in units; csv and json every column, raw)")  //
+      ("all", "the table and md show every column, raw")  //
+      ("sort", po::value<std::string>(), "COLUMN or COLUMN:desc: sort the rows (numbers as numbers)")  //
+      ("explain", "after the table, one line per column saying what it measures (docs/metrics.md)");
 }
 
 namespace {
@@ -291,12 +355,41 @@ output_format chosen_output_format(po::variables_map const& vm)
   return given;
 }
 
+view_choice view_option(po::variables_map const& vm)
+{
+  view_choice v;
+  if (vm.count("columns")) {
+    std::string_view rest = vm["columns"].as<std::string>();
+    while (true) {
+      std::size_t const comma = rest.find(',');
+      if (std::string_view const c = rest.substr(0, comma); !c.empty()) v.columns.emplace_back(c);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (v.columns.empty()) throw std::invalid_argument("--columns: expected C1,C2,...");
+    if (vm.count("all")) throw std::invalid_argument("--columns and --all: give one");
+  }
+  v.all = vm.count("all") != 0;
+  if (vm.count("sort")) v.sort = vm["sort"].as<std::string>();
+  return v;
+}
+
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)
 {
-  std::string const out = format_rows(columns, rows, chosen_output_format(vm));
-  if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
+  output_format const format = chosen_output_format(vm);
+  bool const readable = format == output_format::table || format == output_format::md;
+  view_choice const v = view_option(vm);
+  rows_table const t = viewed({columns, rows}, v, readable);
+  std::string const out = format_rows(t.columns, t.rows, format);
+  bool const to_file = vm.count("output") && vm["output"].as<std::string>() != "-";
+  if (to_file) write_output_file(vm["output"].as<std::string>(), out);
   else std::cout << out;
+  if (vm.count("explain")) {
+    std::vector<std::string> const shown = v.all ? columns : !v.columns.empty() ? v.columns
+                                                  : readable ? default_columns({columns, rows}) : columns;
+    (readable && !to_file ? std::cout : std::cerr) << "\n" << legend(shown);
+  }
 }
 
 }  // namespace fraglab::cli

@@ -88,8 +88,21 @@ struct allocator_options {
 };
 allocator_options read_allocator_options(po::variables_map const& vm);
 
+// Refuses (std::invalid_argument) a key of `keys` that no policy of `specs` reads, and says on
+// standard error which policies read a key that only some do: `option` (--set, --vary)
+// applies each key to the policies that read it.
+void check_keys_read(std::vector<std::string> const& specs, std::vector<std::string> const& keys, std::string_view option);
+// A table compares like with like only on one backend: refuses compositions whose backends
+// differ (their policies' defaults, --backend not given), naming the choice.
+void check_one_backend(std::vector<std::unique_ptr<composition>> const& made);
+// Every policy of `specs`, each given the --set keys it reads, checked as above.
+std::vector<std::unique_ptr<composition>> make_compositions(std::vector<std::string> const& specs,
+                                                            allocator_options const& chosen);
+
 // --repeat N and --warm: how the timed runs of each cell are made (replay_options).
-void add_timing_options(po::options_description& desc);
+// `repeats` is the default of --repeat: replay times one run, a sweep none (its cells are a
+// fragmentation study, and run side by side with --jobs).
+void add_timing_options(po::options_description& desc, char const* repeats = "1");
 void read_timing_options(po::variables_map const& vm, replay_options& o);
 
 // The files the options `names` (those given) will write, checked before any work: each

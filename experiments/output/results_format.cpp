@@ -44,6 +44,18 @@ bool is_numeric(std::string const& s)
   return !s.empty() && s.find_first_not_of("0123456789.-e+") == std::string::npos;
 }
 
+// A number, or one in a table for a reader (table_view.hpp): 142.76 MiB, 3.1%.
+bool is_quantity(std::string const& s)
+{
+  std::size_t const digits = s.find_first_not_of("0123456789.-e+");
+  if (digits == 0 || s.empty()) return false;
+  if (digits == std::string::npos) return true;
+  std::string_view const unit = std::string_view(s).substr(digits);
+  for (std::string_view u : {"%", " B", " KiB", " MiB", " GiB", " TiB"})
+    if (unit == u) return true;
+  return false;
+}
+
 // JSON strings are Unicode: a byte that is not part of valid UTF-8 (a file name in another
 // encoding) is written as the lone surrogate U+DC00+byte, as Python's surrogateescape reads
 // file names, so that `os.fsencode` gives the bytes back; control characters as \uXXXX.
@@ -114,7 +126,7 @@ std::vector<std::string> result_columns()
   return {"trace", "policy", "events", "allocs", "frees", "failed_allocs", "peak_live_bytes", "peak_allocated_bytes",
           "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "ext_frag_avg", "free_chunks_at_peak",
           "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "cache_releases", "splits", "merges",
-          "index_steps_per_op", "ns_per_op"};
+          "index_steps_per_op", "ns_per_op", "backend", "granularity", "parameters"};
 }
 
 std::vector<std::string> result_cells(replay_result const& r)
@@ -143,7 +155,10 @@ std::vector<std::string> result_cells(replay_result const& r)
           std::to_string(r.splits),
           std::to_string(r.merges),
           fixed(r.index_steps_per_op, 2),
-          fixed(r.ns_per_op, 1)};
+          fixed(r.ns_per_op, 1),
+          r.backend,
+          std::to_string(r.granularity),
+          r.parameters};
 }
 
 std::vector<std::string> timeseries_columns()
@@ -214,10 +229,14 @@ std::string format_rows(std::vector<std::string> const& columns, std::vector<std
         width[i] = columns[i].size();
         for (auto const& row : shown) width[i] = std::max(width[i], display_width(row[i]));
       }
+      // A column of quantities is right-aligned, so that their digits line up.
+      std::vector<bool> quantities(columns.size(), !shown.empty());
+      for (auto const& row : shown)
+        for (std::size_t i = 0; i < row.size(); ++i) quantities[i] = quantities[i] && (row[i].empty() || is_quantity(row[i]));
       auto line = [&](std::vector<std::string> const& cells) {
         std::string l = md ? "| " : "";
         for (std::size_t i = 0; i < cells.size(); ++i) {
-          bool const right = is_numeric(cells[i]) && &cells != &columns;
+          bool const right = quantities[i] && &cells != &columns;
           std::string const pad(width[i] - display_width(cells[i]), ' ');
           l += right ? pad + cells[i] : cells[i] + pad;
           l += i + 1 < cells.size() ? (md ? " | " : "  ") : (md ? " |" : "");

@@ -1,5 +1,6 @@
 #include "experiments/params/param_set.hpp"
 
+#include "experiments/params/closest_name.hpp"
 #include "experiments/params/units.hpp"
 
 #include <array>
@@ -88,8 +89,14 @@ param_spec const& spec_of(std::string_view key)
   for (auto const& p : all)
     if (p.key == key) return p;
   std::string known;
-  for (auto const& p : all) known += (known.empty() ? "" : ", ") + std::string(p.key);
-  throw std::invalid_argument("unknown parameter '" + std::string(key) + "' (known: " + known + ")");
+  std::vector<std::string_view> keys;
+  for (auto const& p : all) {
+    known += (known.empty() ? "" : ", ") + std::string(p.key);
+    keys.push_back(p.key);
+  }
+  std::string const guess = closest_name(key, keys);
+  throw std::invalid_argument("unknown parameter '" + std::string(key) + "'" + (guess.empty() ? "" : ": did you mean " + guess + "?") +
+                              " (known: " + known + "; `fraglab policies NAME` lists those a policy reads)");
 }
 
 [[noreturn]] void bad_value(std::string_view key, std::string const& value, std::string_view expected)

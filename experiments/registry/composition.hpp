@@ -50,12 +50,26 @@ struct backend_choice {
 class composition {
  public:
   virtual ~composition() = default;
+  // The rows' name: the spec, or its @LABEL.
   [[nodiscard]] virtual std::string const& name() const = 0;
+  // The backend it runs on (its kind resolved from the policy's default) and the bytes
+  // every acquisition rounds up to.
+  [[nodiscard]] virtual backend_choice const& backend() const = 0;
+  [[nodiscard]] virtual std::size_t granularity() const = 0;
+  // The parameters it was built with: defaults, the spec's and the user's.
+  [[nodiscard]] virtual param_set const& params() const = 0;
+  // KEY=VALUE, space-separated, of every parameter the policy and its backend read, as it
+  // runs (granularity aside): what a results row records of its configuration.
+  [[nodiscard]] std::string const& parameters() const noexcept { return parameters_; }
   [[nodiscard]] virtual replay_result replay(trace::trace const& t, replay_options const& o) const = 0;
   [[nodiscard]] virtual std::unique_ptr<any_allocator> make() const = 0;
   // A fresh allocator behind the replay loop instantiated for its type, for benchmarks,
   // freeing as `frees` says. `t` must outlive the runner.
   [[nodiscard]] virtual std::unique_ptr<pass_runner> runner(trace::trace const& t, free_by frees) const = 0;
+
+ private:
+  friend std::unique_ptr<composition> make_composition(std::string_view, param_set const&, backend_choice const&);
+  std::string parameters_;
 };
 
 // Refuses, with std::invalid_argument naming the key and the backends that read it, a
@@ -65,10 +79,14 @@ class composition {
 // the simulated space would otherwise report a limit it never had. make_composition checks
 // it; the PyTorch plug-in checks its backend before a device exists.
 void check_backend_keys(std::string_view kind, param_set const& p);
+// Whether backend `kind` reads key `key` of the backend part (every other key: true).
+bool backend_reads(std::string_view kind, std::string_view key);
 
-// A policy name from `fraglab policies`, or `compose:index=I,fit=F[,KEY=VALUE...]`.
-// Parameters: the composition's own defaults, then the spec's, then `user` (--set).
-// Throws std::invalid_argument with a message for the user on any unknown name, pair or key.
+// A policy spec (policy_spec.hpp): a name from `fraglab policies`, with its own KEY=VALUEs
+// and label, or `compose:index=I,fit=F[,KEY=VALUE...]`. Parameters: the policy's own
+// defaults, then the spec's and `user`'s (--set), which may not name one key twice. Throws
+// std::invalid_argument with a message for the user on any unknown name, pair or key, and on
+// a key the policy does not read.
 std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& backend);
 
 struct named_composition {
@@ -92,8 +110,28 @@ struct index_fit_pair {
   std::string_view fit;
 };
 std::vector<index_fit_pair> composable_pairs();
-// The index and fit a `compose:` spec names; std::nullopt for a policy name. Throws
-// std::invalid_argument, as make_composition does, on a malformed spec.
-std::optional<index_fit_pair> composed_pair(std::string_view spec);
+
+struct composition_parts {
+  std::string index, fit;
+};
+// The index and fit a composition (named or compose:) is built on; std::nullopt for a
+// preset. Throws std::invalid_argument, as make_composition does, on a bad spec.
+std::optional<composition_parts> parts_of(std::string_view spec);
+
+// Every key the policy of `spec` reads (its backend's included): --set and --vary apply to
+// the policies that read their key.
+std::vector<std::string_view> parameters_read(std::string_view spec);
+// `user` less the keys the policy of `spec` does not read.
+param_set scoped_parameters(std::string_view spec, param_set const& user);
+
+// What `fraglab policies NAME` prints.
+struct policy_summary {
+  std::string name;
+  std::string description;
+  std::string parts;  // "index I, fit F", or where a preset's rules are written
+  std::vector<std::string_view> keys;
+  param_set own;  // its defaults and the spec's settings, where they are not the table's
+};
+policy_summary describe_policy(std::string_view spec);
 
 }  // namespace fraglab

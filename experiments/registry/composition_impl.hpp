@@ -6,6 +6,7 @@
 #include "engine/allocator.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/registry/config_from_params.hpp"
+#include "experiments/registry/instantiations.hpp"
 #include "experiments/replay/pass_runner_of.hpp"
 #include "experiments/replay/replay.hpp"
 
@@ -57,18 +58,24 @@ class composition_of final : public composition {
 
  public:
   composition_of(std::string name, typename alloc_type::config config, param_set const& p, backend_choice const& b)
-      : name_(std::move(name)), config_(std::move(config)), params_(p), backend_(b)
+      : name_(std::move(name)), config_(std::move(config)), params_(p), backend_(b),
+        granularity_(make_backend(backend_, params_).granularity())  // bad backend parameters fail now, not mid-run
   {
-    (void)make_backend(backend_, params_);  // reject bad backend parameters now, not mid-run
   }
 
   std::string const& name() const override { return name_; }
+  backend_choice const& backend() const override { return backend_; }
+  std::size_t granularity() const override { return granularity_; }
+  param_set const& params() const override { return params_; }
 
   replay_result replay(trace::trace const& t, replay_options const& o) const override
   {
     auto make = [&] { return std::make_unique<alloc_type>(make_backend(backend_, params_), config_); };
     replay_result r = replay_trace(make, t, o);
     r.policy = name_;
+    r.backend = backend_.kind;
+    r.granularity = granularity_;
+    r.parameters = parameters();
     return r;
   }
 
@@ -87,16 +94,13 @@ class composition_of final : public composition {
   typename alloc_type::config config_;
   param_set params_;
   backend_choice backend_;
+  std::size_t granularity_;
 };
 
-// The parts of a composition; every other part belongs to a preset.
-inline constexpr std::array<std::string_view, 7> generic_parts{"backend", "index", "split", "coalesce",
-                                                                "growth",  "size",  "pools"};
-
-// Throws unless every key of `p` belongs to one of `parts` or is one of `keys`: a key the
-// policy would not read is an error, never silently ignored.
-void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,
-                std::initializer_list<std::string_view> keys = {});
+// Throws unless every key of `p` belongs to one of `parts`: a key the policy would not read
+// is an error, never silently ignored. (make_composition checks every policy's keys more
+// finely; this keeps a composition made outside the registry as strict.)
+void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts);
 
 // Coalesce: `coalescing` (the mode read from the parameters) or a `fixed_coalescing`, which
 // the parameters must then ask for (make_with_immediate_coalescing below).

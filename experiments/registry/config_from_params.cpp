@@ -99,13 +99,12 @@ fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t lea
 
 segregated_index_params seglist_from_params(param_set const& p) { return {p.count("sli"), p.size("linear_limit")}; }
 
-void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts,
-                std::initializer_list<std::string_view> keys)
+void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts)
 {
   auto const in = [](auto const& list, std::string_view x) { return std::find(list.begin(), list.end(), x) != list.end(); };
   for (auto const& [key, value] : p.values()) {
     std::string_view const part = part_of(key);
-    if (in(parts, part) || in(keys, key)) continue;
+    if (in(parts, part)) continue;
     if (in(generic_parts, part)) throw std::invalid_argument("parameter " + key + " does not apply to " + name);
     throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
   }
@@ -142,19 +141,26 @@ any_backend make_backend(backend_choice const& b, param_set const& p)
 
 namespace fraglab {
 
+bool backend_reads(std::string_view kind, std::string_view key)
+{
+  if (key == "merging") return kind == "simulated";
+  if (key == "device" || key == "device_memory_fraction") return registry_detail::is_device_memory_backend(kind);
+  if (key == "granularity") return kind != "cuda_vmm";
+  return true;
+}
+
 void check_backend_keys(std::string_view kind, param_set const& p)
 {
-  auto const refuse_unless = [&](std::string_view key, bool read, std::string_view readers, std::string_view hint) {
-    if (read || !p.has(key)) return;
+  auto const refuse_unless_read = [&](std::string_view key, std::string_view readers, std::string_view hint) {
+    if (backend_reads(kind, key) || !p.has(key)) return;
     throw std::invalid_argument("parameter " + std::string(key) + " applies to " + std::string(readers) + ", not to backend '" +
                                 std::string(kind) + "'" + std::string(hint));
   };
-  bool const device_memory = registry_detail::is_device_memory_backend(kind);
-  refuse_unless("merging", kind == "simulated", "the simulated backend", "");
-  refuse_unless("device", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)", "");
-  refuse_unless("device_memory_fraction", device_memory, "the device backends (cuda, cuda_async, cuda_vmm)",
-                ": give a limit in bytes with --capacity");
-  refuse_unless("granularity", kind != "cuda_vmm", "every backend but cuda_vmm", ", which maps pages of the device's own granularity");
+  refuse_unless_read("merging", "the simulated backend", "");
+  refuse_unless_read("device", "the device backends (cuda, cuda_async, cuda_vmm)", "");
+  refuse_unless_read("device_memory_fraction", "the device backends (cuda, cuda_async, cuda_vmm)",
+                     ": give a limit in bytes with --capacity");
+  refuse_unless_read("granularity", "every backend but cuda_vmm", ", which maps pages of the device's own granularity");
 }
 
 }  // namespace fraglab

@@ -36,8 +36,6 @@ std::size_t memory_limit(param_set const& p, backend_choice const& b, std::strin
 std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, backend_choice const& b, bool expandable)
 {
   namespace pt = presets::pytorch;
-  static constexpr std::array<std::string_view, 2> parts{"pytorch_caching", "backend"};
-  check_keys(name, p, parts, {"memory_limit"});
   pt::settings s;
   s.max_split_size = mebibytes(p, "max_split_size_mb");
   // PyTorch refuses max_split_size_mb <= 20 (kLargeBuffer): smaller values would strand every
@@ -76,11 +74,8 @@ std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, 
 std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace tf = presets::tf;
-  static constexpr std::array<std::string_view, 2> parts{"tf_bfc", "backend"};
-  check_keys(name, p, parts, {"memory_limit", "max_internal_fragmentation", "split_ratio"});
   tf::settings s;
-  if (p.has("split_ratio")) s.split_ratio = p.real("split_ratio");  // TF splits at 2x
-  if (!(s.split_ratio >= 1.0)) throw std::invalid_argument("parameter split_ratio: must be at least 1");
+  s.split_ratio = p.real("split_ratio");  if (!(s.split_ratio >= 1.0)) throw std::invalid_argument("parameter split_ratio: must be at least 1");
   s.garbage_collection = p.flag("garbage_collection");
   s.max_internal_fragmentation = p.size("max_internal_fragmentation");
   s.memory_limit = memory_limit(p, b, "per_process_gpu_memory_fraction", b.capacity);  // TF: the device by default
@@ -92,18 +87,18 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
     throw std::invalid_argument("allow_growth=false acquires the whole memory limit: give --capacity or memory_limit");
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";
-  return std::make_unique<composition_of<tf::policy>>(std::move(name), tf::make_config<any_backend>(s), p, chosen);
+  param_set as_run = p;  // what `auto` came to, for the results' record
+  as_run.set("allow_growth", s.allow_growth ? "true" : "false");
+  return std::make_unique<composition_of<tf::policy>>(std::move(name), tf::make_config<any_backend>(s), as_run, chosen);
 }
 
 std::unique_ptr<composition> make_dlmalloc(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace dl = presets::dlmalloc;
-  static constexpr std::array<std::string_view, 2> parts{"dlmalloc", "backend"};
-  check_keys(name, p, parts, {"memory_limit", "header"});
   dl::settings s;
   s.mmap_threshold = p.size("mmap_threshold");
   s.trim_threshold = p.size("trim_threshold");
-  if (p.has("header")) s.header = p.size("header");
+  s.header = p.size("header");
   s.memory_limit = p.size("memory_limit");
   if (p.has("granularity") && p.size("granularity") != dl::page)
     throw std::invalid_argument("dlmalloc models a 4 KiB page: granularity cannot be changed");
@@ -122,6 +117,11 @@ std::unique_ptr<composition> make_pytorch_expandable(std::string name, param_set
   return make_pytorch(std::move(name), p, b, true);
 }
 
+// The generic keys each preset reads besides its own part's and the backend's.
+constexpr std::array<std::string_view, 1> pytorch_shared{"memory_limit"};
+constexpr std::array<std::string_view, 3> tf_shared{"memory_limit", "max_internal_fragmentation", "split_ratio"};
+constexpr std::array<std::string_view, 2> dlmalloc_shared{"memory_limit", "header"};
+
 }  // namespace
 
 std::span<preset const> preset_instantiations()
@@ -129,16 +129,19 @@ std::span<preset const> preset_instantiations()
   static constexpr auto table = std::to_array<preset>({
       {"tf_bfc", "TensorFlow's BFC allocator (TF 2.12+): 256 B rounding, 21 bins, best fit, split at 2x, "
                  "doubling regions from 2 MiB",
-       &make_tf_bfc},
+       "policies/presets/tf_bfc.hpp", "tf_bfc", tf_shared,
+       // TF splits a chunk at twice the request, or where it would waste 128 MiB or more
+       // (kMaxInternalFragmentation; reference-allocators.md, TensorFlow BFC).
+       "split_ratio=2,max_internal_fragmentation=128MiB", &make_tf_bfc},
       {"pytorch_caching", "PyTorch's CUDA caching allocator (2.x): 512 B rounding, small/large pools per stream, "
                           "2/20 MiB segments, best fit, its split rules",
-       &make_pytorch_caching},
+       "policies/presets/pytorch_caching.hpp", "pytorch_caching", pytorch_shared, "", &make_pytorch_caching},
       {"pytorch_expandable", "PyTorch's caching allocator with expandable_segments:True: per-stream reserved ranges, "
                              "2/20 MiB pages mapped at the end, no segment padding",
-       &make_pytorch_expandable},
+       "policies/presets/pytorch_caching.hpp", "pytorch_caching", pytorch_shared, "", &make_pytorch_expandable},
       {"dlmalloc", "Doug Lea's malloc 2.8.6: exact small bins, tree bins, designated victim, top chunk, "
                    "mmap above 256 KiB, 8 B boundary tags",
-       &make_dlmalloc},
+       "policies/presets/dlmalloc.hpp", "dlmalloc", dlmalloc_shared, "header=8", &make_dlmalloc},
   });
   return table;
 }

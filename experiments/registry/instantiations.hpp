@@ -4,10 +4,15 @@
 
 #include "experiments/registry/composition.hpp"
 
+#include <array>
 #include <span>
 #include <string_view>
 
 namespace fraglab::registry_detail {
+
+// The parts of a composition; every other part belongs to a preset.
+inline constexpr std::array<std::string_view, 7> generic_parts{"backend", "index", "split", "coalesce",
+                                                                "growth",  "size",  "pools"};
 
 using composition_factory = std::unique_ptr<composition> (*)(std::string, param_set const&, backend_choice const&);
 
@@ -24,6 +29,10 @@ std::span<instantiation const> list_instantiations();     // list_lifo, list_fif
 struct preset {
   std::string_view name;
   std::string_view description;
+  std::string_view header;    // where its rules, and those it leaves out, are written
+  std::string_view part;      // its own keys' part in the parameter table
+  std::span<std::string_view const> shared_keys;  // keys of the generic parts it reads too
+  std::string_view defaults;  // KEY=VALUE,...: its defaults where they are not the table's
   composition_factory make;
 };
 std::span<preset const> preset_instantiations();

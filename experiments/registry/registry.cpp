@@ -5,6 +5,10 @@
 #include "policies/presets/rmm_pool.hpp"
 #include "policies/presets/tlsf.hpp"
 
+#include "experiments/registry/policy_spec.hpp"
+#include "experiments/params/closest_name.hpp"
+
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <stdexcept>
@@ -58,59 +62,112 @@ registry_detail::preset const* find_preset(std::string_view name)
   return nullptr;
 }
 
-std::vector<std::string_view> split_commas(std::string_view s)
-{
-  std::vector<std::string_view> parts;
-  while (!s.empty()) {
-    std::size_t const comma = s.find(',');
-    parts.push_back(s.substr(0, comma));
-    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
-  }
-  return parts;
-}
-
 void apply_assignments(param_set& p, std::string_view list)
 {
-  for (std::string_view kv : split_commas(list))
-    if (!kv.empty()) p.set_assignment(kv);
+  while (!list.empty()) {
+    std::size_t const comma = list.find(',');
+    if (std::string_view const kv = list.substr(0, comma); !kv.empty()) p.set_assignment(kv);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
 }
 
-constexpr std::string_view compose_prefix = "compose:";
+named_composition const* find_named(std::string_view name)
+{
+  for (auto const& n : names)
+    if (n.name == name) return &n;
+  return nullptr;
+}
 
-struct composed_spec {
+// The keys of an index's own parameters; the other indexes read none.
+std::vector<std::string_view> index_keys(std::string_view index)
+{
+  if (index == "bins" || index == "fine_bins") return {"bin_base", "bin_count"};
+  if (index == "seglist") return {"sli", "linear_limit"};
+  return {};
+}
+
+// A policy spec resolved to what builds it and the parameters it reads.
+struct resolved_policy {
+  policy_spec spec;
+  registry_detail::preset const* preset = nullptr;  // else a composition of index and fit
   std::string_view index, fit;
-  param_set params;  // the spec's other KEY=VALUE assignments
+  param_set defaults;  // the policy's own, where they are not the table's
+  std::vector<std::string_view> keys;
 };
 
-// A compose: spec taken apart; std::nullopt for a policy name.
-std::optional<composed_spec> parse_compose(std::string_view spec)
+[[noreturn]] void unknown_policy(std::string const& name)
 {
-  if (!spec.starts_with(compose_prefix)) return std::nullopt;
-  composed_spec out;
-  for (std::string_view kv : split_commas(spec.substr(compose_prefix.size()))) {
-    std::size_t const eq = kv.find('=');
-    if (eq == std::string_view::npos)
-      throw std::invalid_argument("in '" + std::string(spec) + "': expected KEY=VALUE, got '" + std::string(kv) + "'");
-    std::string_view const key = kv.substr(0, eq);
-    // One value a key: with two, the spec (which names the rows) would say both.
-    if ((key == "index" && !out.index.empty()) || (key == "fit" && !out.fit.empty()) || out.params.has(key))
-      throw std::invalid_argument("in '" + std::string(spec) + "': " + std::string(key) + " is given twice");
-    if (key == "index") out.index = kv.substr(eq + 1);
-    else if (key == "fit") out.fit = kv.substr(eq + 1);
-    else out.params.set(key, kv.substr(eq + 1));
+  std::vector<std::string_view> known;
+  for (auto const& p : registry_detail::preset_instantiations()) known.push_back(p.name);
+  for (auto const& n : names) known.push_back(n.name);
+  std::string list;
+  for (auto const k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  std::string const guess = closest_name(name, known);
+  throw std::invalid_argument("unknown policy '" + name + "'" + (guess.empty() ? "" : ": did you mean " + guess + "?") +
+                              " (known: " + list + "; or compose:index=I,fit=F,...)");
+}
+
+resolved_policy resolve(std::string_view text)
+{
+  resolved_policy r;
+  r.spec = parse_policy_spec(text);
+  auto const& base = r.spec.base;
+  if (base == compose_name) {
+    r.index = r.spec.index;
+    r.fit = r.spec.fit;
+  } else if (auto const* preset = find_preset(base)) {
+    r.preset = preset;
+    apply_assignments(r.defaults, preset->defaults);
+    for (auto const& p : known_params())
+      if (p.part == preset->part || p.part == "backend") r.keys.push_back(p.key);
+    r.keys.insert(r.keys.end(), preset->shared_keys.begin(), preset->shared_keys.end());
+    return r;
+  } else if (auto const* named = find_named(base)) {
+    r.index = named->index;
+    r.fit = named->fit;
+    apply_assignments(r.defaults, named->defaults);
+  } else {
+    unknown_policy(base);
   }
-  if (out.index.empty() || out.fit.empty())
-    throw std::invalid_argument("'" + std::string(spec) + "' must name index=... and fit=...");
-  return out;
+  auto const own_index = index_keys(r.index);
+  for (auto const& p : known_params()) {
+    bool const generic = std::find(registry_detail::generic_parts.begin(), registry_detail::generic_parts.end(), p.part) !=
+                         registry_detail::generic_parts.end();
+    if (generic && (p.part != "index" || std::find(own_index.begin(), own_index.end(), p.key) != own_index.end()))
+      r.keys.push_back(p.key);
+  }
+  return r;
+}
+
+bool reads(resolved_policy const& r, std::string_view key)
+{
+  return std::find(r.keys.begin(), r.keys.end(), key) != r.keys.end();
+}
+
+// Refuses a key the policy would not read: never silently ignored.
+void check_read(resolved_policy const& r, param_set const& p)
+{
+  for (auto const& [key, value] : p.values()) {
+    if (reads(r, key)) continue;
+    std::string_view const part = part_of(key);
+    std::string const name = r.spec.label;
+    if (part == "index")
+      throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", whose index (" +
+                                  std::string(r.index.empty() ? "its own" : r.index) + ") does not read it");
+    if (std::find(registry_detail::generic_parts.begin(), registry_detail::generic_parts.end(), part) !=
+        registry_detail::generic_parts.end())
+      throw std::invalid_argument("parameter " + key + " does not apply to " + name);
+    throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
+  }
 }
 
 }  // namespace
 
-std::optional<index_fit_pair> composed_pair(std::string_view spec)
+std::optional<composition_parts> parts_of(std::string_view spec)
 {
-  std::optional<composed_spec> const composed = parse_compose(spec);
-  if (!composed) return std::nullopt;
-  return index_fit_pair{composed->index, composed->fit};
+  resolved_policy const r = resolve(spec);
+  if (r.preset != nullptr) return std::nullopt;
+  return composition_parts{std::string(r.index), std::string(r.fit)};
 }
 
 std::span<named_composition const> named_compositions() { return names; }
@@ -129,47 +186,73 @@ std::vector<index_fit_pair> composable_pairs()
   return pairs;
 }
 
+std::vector<std::string_view> parameters_read(std::string_view spec) { return resolve(spec).keys; }
+
+param_set scoped_parameters(std::string_view spec, param_set const& user)
+{
+  resolved_policy const r = resolve(spec);
+  param_set out;
+  for (auto const& [key, value] : user.values())
+    if (reads(r, key)) out.set(key, value);
+  return out;
+}
+
+policy_summary describe_policy(std::string_view spec)
+{
+  resolved_policy const r = resolve(spec);
+  policy_summary s;
+  s.name = r.spec.label;
+  if (r.preset != nullptr) {
+    s.description = r.preset->description;
+    s.parts = "its own, in " + std::string(r.preset->header);
+  } else {
+    auto const* named = find_named(r.spec.base);
+    s.description = named != nullptr ? std::string(named->description) : "a composition";
+    s.parts = "index " + std::string(r.index) + ", fit " + std::string(r.fit);
+  }
+  s.keys = r.keys;
+  s.own = r.defaults.merged_with(r.spec.params);
+  return s;
+}
+
 std::unique_ptr<composition> make_composition(std::string_view spec, param_set const& user, backend_choice const& chosen)
 {
+  resolved_policy const r = resolve(spec);
+  for (auto const& [key, value] : user.values())
+    if (r.spec.params.has(key))
+      throw std::invalid_argument("parameter " + key + " is set both in policy '" + std::string(spec) + "' (" +
+                                  r.spec.params.text(key) + ") and by --set (" + value + "): give it in one place");
+  param_set const own = r.spec.params.merged_with(user);
+  check_read(r, own);
+  param_set const merged = r.defaults.merged_with(own);
   backend_choice const backend = registry_detail::with_device_capacity(chosen, user);
-  std::string_view index, fit;
-  param_set params;
-  if (std::optional<composed_spec> composed = parse_compose(spec)) {
-    index = composed->index;
-    fit = composed->fit;
-    params = std::move(composed->params);
-  } else if (auto const* preset = find_preset(spec)) {
-    return preset->make(std::string(spec), user, backend);
+  std::unique_ptr<composition> made;
+  if (r.preset != nullptr) {
+    made = r.preset->make(r.spec.label, merged, backend);
   } else {
-    named_composition const* found = nullptr;
-    for (auto const& n : names)
-      if (n.name == spec) found = &n;
-    if (found == nullptr) {
-      std::string known;
-      for (auto const& p : registry_detail::preset_instantiations()) known += (known.empty() ? "" : ", ") + std::string(p.name);
-      for (auto const& n : names) known += ", " + std::string(n.name);
-      throw std::invalid_argument("unknown policy '" + std::string(spec) + "' (known: " + known +
-                                  "; or compose:index=I,fit=F,...)");
+    registry_detail::composition_factory make = nullptr;
+    for_each_instantiation([&](registry_detail::instantiation const& i) {
+      if (i.index == r.index && i.fit == r.fit) make = i.make;
+    });
+    if (make == nullptr) {
+      std::string pairs;
+      for (auto const& p : composable_pairs())
+        pairs += (pairs.empty() ? "" : ", ") + std::string(p.index) + "/" + std::string(p.fit);
+      throw std::invalid_argument("no composition of index '" + std::string(r.index) + "' with fit '" + std::string(r.fit) +
+                                  "' (composable: " + pairs + ")");
     }
-    index = found->index;
-    fit = found->fit;
-    param_set defaults;
-    apply_assignments(defaults, found->defaults);
-    params = defaults;
+    made = make(r.spec.label, merged, backend);
   }
-  param_set const merged = params.merged_with(user);
-  registry_detail::composition_factory make = nullptr;
-  for_each_instantiation([&](registry_detail::instantiation const& i) {
-    if (i.index == index && i.fit == fit) make = i.make;
-  });
-  if (make == nullptr) {
-    std::string pairs;
-    for (auto const& p : composable_pairs())
-      pairs += (pairs.empty() ? "" : ", ") + std::string(p.index) + "/" + std::string(p.fit);
-    throw std::invalid_argument("no composition of index '" + std::string(index) + "' with fit '" + std::string(fit) +
-                                "' (composable: " + pairs + ")");
-  }
-  return make(std::string(spec), merged, backend);
+  // Every key the policy read, as it ran; the granularity has its own column.
+  std::string text;
+  for (std::string_view const key : r.keys)
+    if (key != "granularity" && backend_reads(made->backend().kind, key))
+    {
+      if (!text.empty()) text += ' ';
+      text.append(key).append("=").append(made->params().text(key));
+    }
+  made->parameters_ = std::move(text);
+  return made;
 }
 
 }  // namespace fraglab

@@ -66,6 +66,9 @@ inline constexpr std::uint64_t timeseries_points = 4096;
 struct replay_result {
   std::string trace;
   std::string policy;
+  std::string backend;           // the backend it ran on
+  std::size_t granularity = 0;   // the bytes every acquisition rounds up to
+  std::string parameters;        // KEY=VALUE ... as it ran (composition::parameters)
   std::uint64_t events = 0;
   std::uint64_t allocs = 0;
   std::uint64_t frees = 0;

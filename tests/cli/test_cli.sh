@@ -45,7 +45,7 @@ expect "gen --help lists every kind's options" '[[ $out == *transformer:* && $ou
 "$fraglab" replay "$work/p.trace" -p bins_best,tree_best,ao_first,tree_worst --format csv -o "$work/r.csv"
 header=$(head -1 "$work/r.csv")
 expect "csv header has the contract's columns in order" \
-  '[[ $header == trace,policy,events,allocs,frees,failed_allocs,peak_live_bytes,peak_allocated_bytes,peak_reserved_bytes,frag1,frag2,frag3,frag4,ext_frag_at_peak,* && $header == *,ns_per_op ]]'
+  '[[ $header == trace,policy,events,allocs,frees,failed_allocs,peak_live_bytes,peak_allocated_bytes,peak_reserved_bytes,frag1,frag2,frag3,frag4,ext_frag_at_peak,* && $header == *,ns_per_op,backend,granularity,parameters ]]'
 expect "one row per policy" '[[ $(wc -l < "$work/r.csv") -eq 5 ]]'
 live=$(awk -F, 'NR>1{print $7}' "$work/r.csv" | sort -u | wc -l)
 expect "every policy sees the same peak live bytes" '[[ $live -eq 1 ]]'
@@ -63,7 +63,7 @@ out=$("$fraglab" replay "$work/p.trace" -p ao_first --free-by pointer 2>&1); rc=
 expect "replay --free-by refuses what it does not know" '[[ $rc -ne 0 && $out == *"--free-by: expected reference or address, got '"'"'pointer'"'"'"* ]]'
 
 out=$("$fraglab" replay "$work/p.trace" -p tree_best)
-expect "table output names the metrics" '[[ $out == *peak_live_bytes* && $out == *peak_reserved_bytes* ]]'
+expect "table output names the metrics" '[[ $out == *"peak live"* && $out == *"peak reserved"* ]]'
 for f in json md; do
   "$fraglab" replay "$work/p.trace" -p tree_best --format $f > "$work/o.$f"
   expect "$f output" '[[ -s $work/o.$f ]]'
@@ -109,8 +109,62 @@ expect "an unknown backend lists the known ones" '[[ $rc -eq 2 && $err == *"know
 out=$("$fraglab" replay "$work/p.trace" -p 'compose:index=ao_tree,fit=next,coalesce=deferred' --format csv)
 expect "compose specs run" '[[ $out == *compose:index=ao_tree* ]]'
 
-out=$("$fraglab" replay "$work/p.trace" -p pytorch_caching,bins_best --format csv)
-expect "presets replay beside compositions" '[[ $(echo "$out" | grep -c pytorch_caching) -eq 1 ]]'
+out=$("$fraglab" replay "$work/p.trace" -p pytorch_caching,bins_best --backend simulated --format csv)
+expect "presets replay beside compositions on one backend" \
+  '[[ $(echo "$out" | grep -c pytorch_caching) -eq 1 && $(echo "$out" | tail -n +2 | grep -c ,simulated,) -eq 2 ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tf_bfc,pytorch_caching,tlsf,best_fit -o "$work/mixed.csv" 2>&1); rc=$?
+expect "policies of different default backends are refused, with the choice spelled out, and no file is made" \
+  '[[ $rc -eq 2 && $err == *"heap for tlsf best_fit; simulated for tf_bfc pytorch_caching"* && $err == *"give --backend heap or --backend simulated"* && ! -e $work/mixed.csv ]]'
+out=$("$fraglab" replay "$work/p.trace" -p tlsf,best_fit --repeat 0 --format csv)
+expect "every row names its backend, its granularity and the parameters it ran with" \
+  '[[ $(echo "$out" | head -1) == *,backend,granularity,parameters && $(echo "$out" | grep -c ",heap,4096,quantum=16 ") -eq 2 && $out == *"sli=5 linear_limit=256"* ]]'
+# --set and --vary apply to the policies that read the key; a key none reads is refused.
+csv=$("$fraglab" replay "$work/p.trace" -p tf_bfc,pytorch_caching --set split_ratio=4 --repeat 0 --format csv 2>"$work/note")
+expect "--set of a key one policy reads applies to it alone, and says so" \
+  '[[ $(grep -c "split_ratio=4" <<<"$csv") -eq 1 && $(grep tf_bfc <<<"$csv") == *split_ratio=4* && $(cat "$work/note") == *"--set split_ratio applies to tf_bfc only; pytorch_caching does not read it"* ]]'
+out=$("$fraglab" sweep "$work/p.trace" -p tf_bfc,pytorch_caching --vary split_ratio=1,2 --vary max_split_size_mb=64,256 --repeat 0 --format csv 2>/dev/null); rc=$?
+expect "a scoped --vary over two presets runs each over the axes it reads (2 + 2 cells)" \
+  '[[ $rc -eq 0 && $(tail -n +2 <<<"$out" | cut -d, -f3-5 | paste -sd" ") == "tf_bfc,1, tf_bfc,2, pytorch_caching,,64 pytorch_caching,,256" ]]'
+err=$("$fraglab" sweep "$work/p.trace" -p tf_bfc,pytorch_caching --vary sli=3,4 2>&1); rc=$?
+expect "a --vary key no policy reads is refused, naming the policies" '[[ $rc -eq 2 && $err == *"--vary sli: no policy of this run reads it (tf_bfc, pytorch_caching"* ]]'
+# A policy's own settings and a label in -p.
+out=$("$fraglab" replay "$work/p.trace" -p tlsf,tlsf:sli=3,linear_limit=64@coarse,compose:index=tree,fit=best,quantum=64@tree64 --repeat 0 --format csv); rc=$?
+expect "-p NAME:KEY=VALUE,...@LABEL runs the policy with its own settings under its label" \
+  '[[ $rc -eq 0 && $(tail -n +2 <<<"$out" | cut -d, -f2 | paste -sd" ") == "tlsf coarse tree64" && $(grep ^p.trace,coarse, <<<"$out") == *"sli=3 linear_limit=64"* && $(grep ^p.trace,tree64, <<<"$out") == *quantum=64* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf:sli=3 --set sli=4 2>&1); rc=$?
+expect "a key set both in -p and by --set is refused" '[[ $rc -eq 2 && $err == *"sli is set both in policy"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf@a,best_fit@a 2>&1); rc=$?
+expect "two policies of one label are refused" '[[ $rc -eq 2 && $err == *"two policies are labelled a"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p best_fit --set sli=4 2>&1); rc=$?
+expect "an index's key is refused for a policy whose index does not read it" '[[ $rc -eq 2 && $err == *"sli: no policy of this run reads it"* ]]'
+out=$("$fraglab" policies tf_bfc); rc=$?
+expect "policies tf_bfc prints its parts, backend and effective parameters (TF's 128 MiB rule, split at 2x)" \
+  '[[ $rc -eq 0 && $out == *"policies/presets/tf_bfc.hpp"* && $out == *"simulated by default (granularity 256 B"* && $out =~ max_internal_fragmentation\ +128MiB && $out =~ split_ratio\ +2 && $out != *mmap_threshold* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlfs 2>&1); rc=$?
+expect "a mistyped policy gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean tlsf?"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --set quantun=32 2>&1); rc=$?
+expect "a mistyped key gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean quantum?"* ]]'
+err=$("$fraglab" replya "$work/p.trace" 2>&1); rc=$?
+expect "a mistyped command gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean replay?"* ]]'
+out=$("$fraglab" help sweep); rc=$?
+expect "help COMMAND is COMMAND --help, with examples" '[[ $rc -eq 0 && $out == *"fraglab sweep run.trace"* && $out == *--vary* ]]'
+# The table a reader sees: the columns that matter, in units, within 120 columns.
+"$fraglab" gen phases --seed 1 -o "$work/phases.trace" 2>/dev/null
+"$fraglab" gen random --seed 1 -o "$work/random.trace" 2>/dev/null
+out=$("$fraglab" replay "$work/phases.trace" "$work/random.trace" --backend heap \
+  -p first_fit,next_fit,best_fit,worst_fit,buddy,segregated_pow2,dlmalloc,tlsf,tf_bfc,pytorch_caching)
+widest=$(awk '{ if (length($0) > w) w = length($0) } END { print w }' <<<"$out")
+expect "the README's main table fits 120 columns ($widest) and reads in units" \
+  '[[ $widest -le 120 && $(head -1 <<<"$out") == "trace"*"policy"*"backend"*"peak live"*"peak reserved"*"frag4"*"ext frag"*"failed"*"ns/op" && $out == *" MiB"* && $out == *"%"* && $(sed -n 2p <<<"$out") == *" heap "* ]]'
+out=$("$fraglab" replay "$work/p.trace" -p tlsf,best_fit,buddy --repeat 0 --sort frag4:desc --columns policy,frag4 --format csv)
+expect "--sort and --columns pick and order the rows and columns" \
+  '[[ $(head -1 <<<"$out") == policy,frag4 && $(tail -n +2 <<<"$out" | cut -d, -f2 | sort -rn | paste -sd" ") == "$(tail -n +2 <<<"$out" | cut -d, -f2 | paste -sd" ")" ]]'
+out=$("$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 --explain)
+expect "--explain adds a legend of the columns shown" '[[ $out == *"frag4  "*"peak reserved / peak live - 1"* && $out != *ns_per_op* ]]'
+out=$("$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 --all)
+expect "--all shows every column raw" '[[ $(head -1 <<<"$out") == trace*policy*events*ns_per_op*backend*granularity*parameters ]]'
+err=$("$fraglab" replay "$work/p.trace" -p tlsf --repeat 0 --sort frag5 2>&1); rc=$?
+expect "--sort of no column is refused with a suggestion" '[[ $rc -eq 2 && $err == *"did you mean frag"* ]]'
 "$fraglab" replay "$work/p.trace" -p pytorch_caching --set split_ratio=2 >/dev/null 2>&1; rc=$?
 expect "a composition key given to a preset exits 2" '[[ $rc -eq 2 ]]'
 err=$("$fraglab" replay "$work/p.trace" -p tlsf --backend host --set device_memory_fraction=0.5 2>&1); rc=$?
@@ -153,7 +207,7 @@ printf 'a 1 100\na 2 50\nf 1\na 3 70\n' > "$work/tiny.trace"
 out=$("$fraglab" info "$work/tiny.trace")
 expect "info counts peak live bytes and blocks never freed" '[[ $out == *"peak_live_bytes: 150"* && $out == *"never_freed: 2"* ]]'
 
-grid=(-p tf_bfc,best_fit --vary split_ratio=1,2,4 --vary max_internal_fragmentation=128MiB,1KiB --set memory_limit=1GiB --format csv)
+grid=(-p tf_bfc,best_fit --backend simulated --vary split_ratio=1,2,4 --vary max_internal_fragmentation=128MiB,1KiB --set memory_limit=1GiB --format csv)
 "$fraglab" sweep "$work/p.trace" "${grid[@]}" -o "$work/sweep1.csv"; rc=$?
 header=$(head -1 "$work/sweep1.csv")
 expect "sweep adds a column per varied key" '[[ $rc -eq 0 && $header == cell,trace,policy,split_ratio,max_internal_fragmentation,events,* ]]'
@@ -195,7 +249,7 @@ expect "-p naming no policy exits 2, not an empty table" '[[ $rc -eq 2 && $err =
 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard 4/3 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad shard" '[[ $rc -eq 2 ]]'
 
-out=$("$fraglab" capacity "$work/tiny.trace" -p first_fit,pytorch_caching --format csv); rc=$?
+out=$("$fraglab" capacity "$work/tiny.trace" -p first_fit,pytorch_caching --backend heap --format csv); rc=$?
 expect "capacity finds the smallest serving capacity to the granularity" \
   '[[ $rc -eq 0 && $out == *"tiny.trace,first_fit,4096,4096,4096,"* && $out == *"tiny.trace,pytorch_caching,2097152,"* ]]'
 out=$("$fraglab" capacity "$work/p.trace" -p tf_bfc --format csv | tail -1)
@@ -256,7 +310,7 @@ fi
 host=$(dirname "$0")/../../../shared/traces/host
 if [[ -d $host ]]; then
   policies=$("$fraglab" policies --names | paste -sd, -)
-  out=$("$fraglab" replay "$host"/*.csv -p "$policies" --format csv); rc=$?
+  out=$("$fraglab" replay "$host"/*.csv -p "$policies" --backend simulated --format csv); rc=$?
   rows=$(echo "$out" | tail -n +2 | wc -l)
   expected=$(( $(ls "$host"/*.csv | wc -l) * $(echo "$policies" | tr , '\n' | wc -l) ))
   expect "host traces replay under every policy ($rows rows)" '[[ $rc -eq 0 && $rows -eq $expected && $rows -gt 0 ]]'
@@ -273,8 +327,8 @@ expect "native binary is smaller than text" '[[ $(stat -c %s "$work/p.fbin") -lt
 expect "binary -> RMM CSV -> text -> binary gives the same bytes" 'cmp -s "$work/p.fbin" "$work/p3.fbin"'
 out=$("$fraglab" info "$work/p.fbin")
 expect "info reads native binary" '[[ $out == *"format: native binary"* && $out == *"peak_live_bytes: "* ]]'
-"$fraglab" replay "$work/p.trace" -p tf_bfc,tlsf,dlmalloc --format csv | tail -n +2 | cut -d, -f2-21 > "$work/text.rows"
-"$fraglab" replay "$work/p.fbin" -p tf_bfc,tlsf,dlmalloc --format csv --timeseries "$work/ts.csv" 2> "$work/stderr" |
+"$fraglab" replay "$work/p.trace" -p tf_bfc,tlsf,dlmalloc --backend heap --format csv | tail -n +2 | cut -d, -f2-21 > "$work/text.rows"
+"$fraglab" replay "$work/p.fbin" -p tf_bfc,tlsf,dlmalloc --backend heap --format csv --timeseries "$work/ts.csv" 2> "$work/stderr" |
   tail -n +2 | cut -d, -f2-21 > "$work/binary.rows"
 expect "replay from binary equals replay from text" '[[ -s $work/text.rows ]] && cmp -s "$work/text.rows" "$work/binary.rows"'
 expect "no progress bar when stderr is not a terminal" '[[ ! -s $work/stderr ]]'
@@ -298,6 +352,14 @@ if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   expect "plot.py draws a replay table as bars" '[[ $rc -eq 0 && -s $work/bars.png ]]'
   err=$(/usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x no_such_key -y frag4 -o "$work/never.png" 2>&1); rc=$?
   expect "plot.py names a missing column with FILE:LINE" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*no_such_key* && ! -e $work/never.png ]]'
+  "$fraglab" sweep "$work/p.trace" -p tf_bfc,pytorch_caching --vary split_ratio=1,2 --repeat 0 -o "$work/scoped.csv" 2>/dev/null
+  /usr/bin/python3 "$plot" sweep "$work/scoped.csv" -x split_ratio -y frag4 -o "$work/scoped.svg"; rc=$?
+  expect "plot.py draws a policy that does not read the varied key as a flat line" \
+    '[[ $rc -eq 0 ]] && grep -q "pytorch_caching (does not read split_ratio)" "$work/scoped.svg"'
+  printf 'workload,policy,max_split_size,frag4\nw,p,64MiB,0.5\nw,p,1.5GB,0.25\nw,p,unlimited,0.125\n' > "$work/units.csv"
+  err=$(/usr/bin/python3 "$plot" sweep "$work/units.csv" -x max_split_size -y frag4 -o "$work/units.png" 2>&1); rc=$?
+  expect "plot.py reads sizes with units, unlimited and a workload column" \
+    '[[ $rc -eq 0 && -s $work/units.png && $err == *"max_split_size=unlimited has no place on the axis"* ]]'
   # -o is checked as the command is read: it once drew the figure and then failed with a
   # traceback over a missing directory.
   mkdir -p "$work/figs"

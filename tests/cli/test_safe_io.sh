@@ -167,7 +167,7 @@ expect "--jobs 100000 under a memory limit runs (threads capped to the cores and
 
 # --- merge reads the CSV it writes ------------------------------------------------------
 cp "$work/t.trace" "$work/a,b.trace"
-spec='compose:index=tree,fit=best,split=never'
+spec='compose:index=seglist,fit=best,split=never'
 for i in 1 2; do
   "$fraglab" sweep "$work/a,b.trace" -p "$spec" --vary sli=2,3,4 --shard $i/2 --repeat 0 --format csv -o "$work/q$i.csv"
 done

@@ -160,7 +160,7 @@ csv=$("$fraglab" replay "$work/expandable.pickle" -p pytorch_expandable --repeat
 expect "an unmap is the program emptying the cache: a release in replay" '[[ $(col cache_releases <<<"$csv") -eq 1 ]]'
 
 # --- the start state ----------------------------------------------------------------------
-csv=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching,tlsf --repeat 0 --format csv)
+csv=$("$fraglab" replay "$work/start.pickle" -p pytorch_caching,tlsf --backend simulated --repeat 0 --format csv)
 expect "under pytorch_caching a replay starts from the recorded segments; another policy allocates the start afresh" \
   '[[ $(grep ",pytorch_caching," <<<"$csv" | cut -d, -f4,9) == "2,$((12 * MiB))" && $(grep ",tlsf," <<<"$csv" | cut -d, -f4) == 2 ]]'
 out=$("$fraglab" dump "$work/start.pickle" -p pytorch_caching)

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -152,7 +153,7 @@ TEST(Registry, BackendParametersAreRefusedWhereTheBackendIgnoresThem)
   EXPECT_THROW((void)make_composition("tree_best", merging, {}), std::invalid_argument);  // the heap
 }
 
-TEST(Registry, SpecParametersOverrideDefaultsAndSetOverridesSpecs)
+TEST(Registry, SpecParametersOverrideDefaultsAndSetMayNotRepeatThem)
 {
   std::istringstream in("a 1 1000\na 2 1000\nf 1\na 3 100\n");
   auto const t = trace::read_native_text(in, "x");
@@ -165,8 +166,73 @@ TEST(Registry, SpecParametersOverrideDefaultsAndSetOverridesSpecs)
   param_set user;
   user.set("quantum", "256");
   user.set("min_size", "256");
-  auto r256 = make_composition("compose:index=tree,fit=best,quantum=4096,min_size=4096", user, sim)->replay(t, {});
+  auto r256 = make_composition("compose:index=tree,fit=best", user, sim)->replay(t, {});
   EXPECT_EQ(r256.peak_allocated_bytes, 2048u);
+  // A named policy takes its own settings and a label the same way.
+  auto const tree = make_composition("tree_best:quantum=4096,min_size=4096@coarse", {}, sim);
+  EXPECT_EQ(tree->name(), "coarse");
+  EXPECT_EQ(tree->replay(t, {}).peak_allocated_bytes, 8192u);
+  // One place per setting: a --set of a key the spec sets already is refused, not ranked.
+  try {
+    (void)make_composition("compose:index=tree,fit=best,quantum=4096,min_size=4096", user, sim);
+    ADD_FAILURE() << "a key set twice was accepted";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("min_size is set both in policy"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)make_composition("tree_best:index=bins", {}, sim), std::invalid_argument);  // its parts are its own
+  EXPECT_THROW((void)make_composition("tree_best@", {}, sim), std::invalid_argument);
+  EXPECT_THROW((void)make_composition("tree_best:", {}, sim), std::invalid_argument);
+}
+
+// What a policy reads scopes --set: an index's keys to the indexes that read them, a preset's
+// to the preset; the results record every key read, as it ran.
+TEST(Registry, PoliciesReadTheirOwnKeysAndRecordThem)
+{
+  auto const reads = [](std::string_view spec, std::string_view key) {
+    auto const keys = parameters_read(spec);
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  EXPECT_TRUE(reads("tlsf", "sli"));
+  EXPECT_FALSE(reads("best_fit", "sli"));
+  EXPECT_TRUE(reads("best_fit", "bin_count"));
+  EXPECT_FALSE(reads("tree_best", "bin_count"));
+  EXPECT_TRUE(reads("tf_bfc", "split_ratio"));
+  EXPECT_FALSE(reads("pytorch_caching", "split_ratio"));
+  EXPECT_TRUE(reads("pytorch_caching", "max_split_size_mb"));
+  EXPECT_TRUE(reads("dlmalloc", "header"));
+  param_set user;
+  user.set("split_ratio", "3");
+  user.set("max_split_size_mb", "64");
+  EXPECT_EQ(scoped_parameters("tf_bfc", user).values(), (std::map<std::string, std::string>{{"split_ratio", "3"}}));
+  EXPECT_EQ(scoped_parameters("pytorch_caching", user).values(), (std::map<std::string, std::string>{{"max_split_size_mb", "64"}}));
+  param_set sli;
+  sli.set("sli", "4");
+  EXPECT_THROW((void)make_composition("tree_best", sli, {}), std::invalid_argument);
+  auto const tf = make_composition("tf_bfc", {}, {});
+  EXPECT_EQ(tf->backend().kind, "simulated");
+  EXPECT_EQ(tf->granularity(), 256u);
+  EXPECT_EQ(tf->parameters(), "allow_growth=true per_process_gpu_memory_fraction=0 garbage_collection=true merging=false "
+                              "memory_limit=unlimited max_internal_fragmentation=128MiB split_ratio=2");
+  auto const composed = make_composition("tlsf", {}, {});
+  EXPECT_EQ(composed->backend().kind, "heap");
+  EXPECT_EQ(composed->granularity(), 4096u);
+  EXPECT_NE(composed->parameters().find("sli=5 linear_limit=256"), std::string::npos);
+  EXPECT_EQ(composed->parameters().find("merging"), std::string::npos);  // the heap backend does not read it
+}
+
+// TF's BFC splits a chunk at twice the request, or where the remainder would be 128 MiB or
+// more (kMaxInternalFragmentation): a 300 MiB request from the 512 MiB region its doubling
+// makes is split (212 MiB over), so 160 MiB and 100 MiB then fit beside it, never above 300.
+TEST(Registry, TfBfcSplitsWhereItWouldWaste128MiB)
+{
+  std::istringstream in("a 1 314572800\nf 1\na 2 167772160\na 3 104857600\n");
+  auto const t = trace::read_native_text(in, "x");
+  replay_result const r = make_composition("tf_bfc", {}, {})->replay(t, {});
+  EXPECT_EQ(r.peak_allocated_bytes, 314572800u);
+  EXPECT_EQ(r.peak_reserved_bytes, 536870912u);
+  param_set never;
+  never.set("max_internal_fragmentation", "unlimited");
+  EXPECT_EQ(make_composition("tf_bfc", never, {})->replay(t, {}).peak_allocated_bytes, 536870912u);
 }
 
 TEST(Registry, MadeAllocatorsAreUsableCallByCall)
