@@ -156,12 +156,14 @@ int replay(std::vector<std::string> const& args)
 
   std::uint64_t work = 0;
   for (auto const& t : traces) work += replay_work(t.event_count(), options) * compositions.size();
-  progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
+  std::size_t const cells = traces.size() * compositions.size();
+  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, cells);
   options.progress = &progress;
-  auto const results = run_cells<replay_result>(
-      traces.size() * compositions.size(), jobs, [&](std::size_t cell) {
-        return compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
-      });
+  auto const results = run_cells<replay_result>(cells, jobs, [&](std::size_t cell) {
+    replay_result r = compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
+    progress.cell_done();
+    return r;
+  });
   progress.finish();
   std::vector<std::vector<std::string>> rows, series;
   for (auto const& r : results) {
@@ -177,7 +179,11 @@ int replay(std::vector<std::string> const& args)
 
 int convert(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab convert IN OUT [--to text|binary|rmm-csv]");
+  po::options_description desc(
+      "fraglab convert IN OUT [--to text|binary|rmm-csv]\n\n"
+      "  fraglab convert run.csv run.fbin            RMM CSV to native binary (from the extension)\n"
+      "  fraglab convert snap.pickle --device 1 d1.trace   one device of a snapshot as native text\n\n"
+      "Options");
   desc.add_options()                                                                                              //
       ("files", po::value<std::vector<std::string>>()->multitoken(), "IN (any readable format) and OUT")           //
       ("to", po::value<std::string>()->default_value(""), "OUT's format: text, binary or rmm-csv; default from OUT's "
@@ -199,17 +205,27 @@ int convert(std::vector<std::string> const& args)
 
 int verify(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab verify SNAPSHOT... [-p auto|pytorch_caching|pytorch_expandable]");
+  po::options_description desc(
+      "fraglab verify SNAPSHOT... [-p auto|pytorch_caching|pytorch_expandable]\n\n"
+      "  fraglab verify snap.pickle                 every address, segment and map PyTorch recorded, compared\n"
+      "  fraglab verify *.pickle --format json      one row per device: the counts and the first mismatch\n\n"
+      "Exit: 0 every decision matched; 1 one differs; 3 nothing was recorded to compare; 2 bad input.\n\n"
+      "Options");
   desc.add_options()                                                                              //
       ("snapshot", po::value<std::vector<std::string>>()->multitoken(), "PyTorch memory snapshots")  //
       ("policy,p", po::value<std::string>()->default_value("auto"),
        "the preset to verify: auto, the one the snapshot's settings ask for (pytorch_expandable for "
        "expandable_segments:True, else pytorch_caching)")  //
-      ("device", po::value<std::string>(), "N: the allocator of device cuda:N only (default: each device's)");
+      ("device", po::value<std::string>(), "N: the allocator of device cuda:N only (default: each device's)")  //
+      ("format", po::value<std::string>(), "csv, json, md or table: one row per device, the counts and the first "
+                                           "mismatch (default: the report)");
   auto const parsed = parse_command(args, desc, "snapshot");
   if (!parsed) return 0;
   auto const& vm = *parsed;
   if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
+  bool const as_rows = vm.count("format") != 0;
+  std::vector<std::vector<std::string>> rows;
+  std::ostream& report = as_rows ? std::cerr : std::cout;  // the rows alone on standard output
   std::string const policy = vm["policy"].as<std::string>();
   if (policy != "auto" && policy != "pytorch_caching" && policy != "pytorch_expandable")
     throw std::invalid_argument("-p: only pytorch_caching and pytorch_expandable can be verified against PyTorch snapshots, got '" +
@@ -243,27 +259,45 @@ int verify(std::vector<std::string> const& args)
       throw input_error(path + ": " + e.what());
     }
     for (verify_result const& r : results) {
-      std::cout << trace::device_label(s, r.device) << '\n';
+      auto const n = [](std::uint64_t v) { return std::to_string(v); };
+      rows.push_back({trace::device_label(s, r.device), asked, n(r.addresses_matched), n(r.addresses_total),
+                      n(r.segments_matched), n(r.segments_total), n(r.maps_matched), n(r.maps_total), n(r.ooms_matched),
+                      n(r.ooms_total), n(r.restored_blocks), n(r.restored_segments),
+                      r.empty() ? "nothing to verify" : r.complete() ? "matched" : "mismatched",
+                      r.first_mismatches.empty() ? ""
+                                                 : "device_traces[" + n(static_cast<std::uint64_t>(r.device)) + "][" +
+                                                       n(r.first_mismatches.front().event) + "]: " + r.first_mismatches.front().what});
+      if (as_rows) {
+        mismatched = mismatched || (!r.empty() && !r.complete());
+        vacuous = vacuous || r.empty();
+        continue;
+      }
+      report << trace::device_label(s, r.device) << '\n';
       if (r.empty()) {
-        std::cout << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
+        report << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
                   << r.restored_blocks << " live blocks in " << r.restored_segments << " segments, restored)\n";
         vacuous = true;
         continue;
       }
-      std::cout << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
-      std::cout << "segments matched: " << r.segments_matched << '/' << r.segments_total << '\n';
-      if (settings.expandable_segments) std::cout << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
-      std::cout << "  (under " << asked << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
+      report << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
+      report << "segments matched: " << r.segments_matched << '/' << r.segments_total << '\n';
+      if (settings.expandable_segments) report << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
+      report << "  (under " << asked << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
                 << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free"
                 << (settings.expandable_segments ? "; maps: each segment_map and segment_unmap" : "")
                 << (r.ooms_total != 0 ? "; out-of-memory errors: each `oom`, where the preset given what the device had free must fail too" : "")
                 << ")\n";
-      if (r.ooms_total != 0) std::cout << "out-of-memory errors matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
+      if (r.ooms_total != 0) report << "out-of-memory errors matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
       for (auto const& m : r.first_mismatches)
-        std::cout << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
+        report << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
       mismatched = mismatched || !r.complete();
     }
   }
+  if (as_rows)
+    std::cout << format_rows({"trace", "preset", "addresses_matched", "addresses_total", "segments_matched", "segments_total",
+                              "maps_matched", "maps_total", "ooms_matched", "ooms_total", "restored_blocks",
+                              "restored_segments", "verdict", "first_mismatch"},
+                             rows, parse_output_format(vm["format"].as<std::string>()));
   // 0: every decision matched; 1: one differs; 3: some device recorded no decision to compare
   // (not a pass); 2 (from main): bad input.
   return mismatched ? 1 : vacuous ? 3 : 0;
@@ -271,13 +305,20 @@ int verify(std::vector<std::string> const& args)
 
 int dump(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab dump TRACE -p POLICY [--at end|peak|N] [options]");
+  po::options_description desc(
+      "fraglab dump TRACE -p POLICY [--at end|peak|N] [options]\n\n"
+      "  fraglab dump run.trace -p tf_bfc --at peak            TF's memory log where reserved bytes peak\n"
+      "  fraglab dump snap.pickle -p pytorch_caching           torch.cuda.memory_stats() at the end\n"
+      "  fraglab dump run.trace -p best_fit --format csv       every chunk: address, size, requested, in use\n\n"
+      "Options");
   desc.add_options()                                                                                          //
       ("trace", po::value<std::string>(), "trace file")                                                      //
       ("policy,p", po::value<std::string>(), "one policy name or compose: spec")                            //
       ("at", po::value<std::string>()->default_value("end"), "end, peak (first peak of reserved bytes) or N events")  //
       ("style", po::value<std::string>(), "tf (TF BFC's memory log) or pytorch (torch.cuda.memory_stats); "
                                           "default pytorch for pytorch_caching, tf otherwise")  //
+      ("format", po::value<std::string>(), "csv, json, md or table: instead of a style, one row per chunk (address, size, "
+                                           "requested, in_use, stream, region, pool)")  //
       ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
   add_allocator_options(desc);
   add_trace_selection_options(desc);
@@ -293,6 +334,7 @@ int dump(std::vector<std::string> const& args)
   trace::trace t = trace::read_trace(vm["trace"].as<std::string>(), device_option(vm));
   apply_trace_selection(vm, t);
 
+  if (vm.count("format") && vm.count("style")) throw std::invalid_argument("--format and --style: give one");
   std::string const style = vm.count("style") ? vm["style"].as<std::string>()
                             : spec.rfind("pytorch", 0) == 0 ? "pytorch"
                                                             : "tf";
@@ -313,11 +355,23 @@ int dump(std::vector<std::string> const& args)
   auto a = c->make();
   std::uint64_t const done = drive(*a, t, events);
   std::ostringstream out;
-  out << "# " << t.name << " under " << c->name() << " after " << done << " of " << t.event_count() << " events\n";
-  if (style == "tf") {
+  auto const heading = [&] {
+    out << "# " << t.name << " under " << c->name() << " after " << done << " of " << t.event_count() << " events\n";
+  };
+  if (vm.count("format")) {
+    std::vector<std::vector<std::string>> rows;
+    a->visit_chunks([&](chunk_view const& v) {
+      rows.push_back({std::to_string(v.address), std::to_string(v.size), std::to_string(v.requested), v.in_use ? "1" : "0",
+                      std::to_string(v.stream), std::to_string(v.region_serial), std::to_string(v.pool)});
+    });
+    out << format_rows({"address", "size", "requested", "in_use", "stream", "region", "pool"}, rows,
+                       parse_output_format(vm["format"].as<std::string>()));
+  } else if (style == "tf") {
+    heading();
     std::size_t const limit = user.has("memory_limit") ? user.size("memory_limit") : backend.capacity;
     presets::tf::dump_memory_log(*a, limit, out);
   } else {
+    heading();
     std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
     if (user.has("max_split_size_mb")) max_split_size = user.size("max_split_size_mb") << 20;
     std::vector<std::vector<std::string>> rows;

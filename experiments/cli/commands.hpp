@@ -19,9 +19,10 @@ int sweep(std::vector<std::string> const& args);
 int capacity(std::vector<std::string> const& args);
 int merge(std::vector<std::string> const& args);
 int trace_program(std::vector<std::string> const& args);
+int completion(std::vector<std::string> const& args);
 
-// Splits -p values: commas separate policies, except that KEY=VALUE pieces after a
-// `compose:` spec continue that spec.
+// Splits -p values: commas separate policies, except that KEY=VALUE pieces after a spec
+// with settings (`NAME:KEY=VALUE`, `compose:...`) continue that spec.
 std::vector<std::string> split_policy_list(std::vector<std::string> const& values);
 
 }  // namespace fraglab::cli

@@ -11,6 +11,7 @@
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -108,12 +109,25 @@ std::string quantile(std::vector<std::size_t>& v, double q)
 
 int info(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab info TRACE...");
+  po::options_description desc(
+      "fraglab info TRACE... [--format csv|json|md|table] [-o FILE]\n\n"
+      "  fraglab info run.trace                 one `key: value` line per statistic\n"
+      "  fraglab info snap.pickle --format json  one object per trace (per device of a snapshot)\n\n"
+      "Options");
   desc.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(), "trace files");
   add_trace_selection_options(desc);
+  desc.add_options()  //
+      ("format", po::value<std::string>(), "csv, json, md or table: one row per trace (default: `key: value` lines)")  //
+      ("output,o", po::value<std::string>(), "write to FILE instead of standard output; a file is replaced only when the run succeeds");
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
-  for (trace::trace const& t : read_traces(*parsed)) {
+  auto const& vm = *parsed;
+  check_output_options(vm, {"output"});
+  bool const as_rows = vm.count("format") || (vm.count("output") && chosen_output_format(vm) != output_format::table);
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+  std::ostringstream lines;
+  for (trace::trace const& t : read_traces(vm)) {
     std::vector<std::size_t> sizes, lifetimes;
     std::vector<std::uint64_t> born(t.slots, 0);
     std::vector<std::size_t> size_of(t.slots, 0);
@@ -143,27 +157,46 @@ int info(std::vector<std::string> const& args)
       }
     });
     std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
-    std::cout << "trace: " << t.name << '\n'
-              << "format: " << (t.streamed() ? "native binary" : "read into memory") << '\n'
-              << "events: " << t.event_count() << '\n'
-              << "allocs: " << t.allocs << '\n'
-              << "frees: " << t.frees << '\n'
-              << "releases: " << t.releases << '\n'
-              << "recorded_failures: " << t.recorded_failures << '\n'
-              << "peak_live_bytes: " << peak_live << '\n'
-              << "peak_live_blocks: " << peak_count << '\n'
-              << "live_at_end_bytes: " << live_bytes << '\n'
-              << "never_freed: " << live_count << '\n'
-              << "streams: " << streams.size() << '\n'
-              << "aligned_above_16: " << aligned << '\n'
-              << "size_mean: " << (sizes.empty() ? 0 : total / sizes.size()) << '\n'
-              << "size_min: " << quantile(sizes, 0.0) << '\n'
-              << "size_median: " << quantile(sizes, 0.5) << '\n'
-              << "size_p99: " << quantile(sizes, 0.99) << '\n'
-              << "size_max: " << quantile(sizes, 1.0) << '\n'
-              << "lifetime_median_events: " << quantile(lifetimes, 0.5) << '\n'
-              << "lifetime_p99_events: " << quantile(lifetimes, 0.99) << '\n'
-              << "lifetime_max_events: " << quantile(lifetimes, 1.0) << '\n';
+    auto const n = [](auto v) { return std::to_string(v); };
+    std::vector<std::pair<char const*, std::string>> const stats{
+        {"trace", t.name},
+        {"format", t.source_format.empty() ? std::string("native text") : t.source_format},
+        {"events", n(t.event_count())},
+        {"allocs", n(t.allocs)},
+        {"frees", n(t.frees)},
+        {"releases", n(t.releases)},
+        {"recorded_failures", n(t.recorded_failures)},
+        {"peak_live_bytes", n(peak_live)},
+        {"peak_live_blocks", n(peak_count)},
+        {"live_at_end_bytes", n(live_bytes)},
+        {"never_freed", n(live_count)},
+        {"streams", n(streams.size())},
+        {"aligned_above_16", n(aligned)},
+        {"size_mean", n(sizes.empty() ? 0 : total / sizes.size())},
+        {"size_min", quantile(sizes, 0.0)},
+        {"size_median", quantile(sizes, 0.5)},
+        {"size_p99", quantile(sizes, 0.99)},
+        {"size_max", quantile(sizes, 1.0)},
+        {"lifetime_median_events", quantile(lifetimes, 0.5)},
+        {"lifetime_p99_events", quantile(lifetimes, 0.99)},
+        {"lifetime_max_events", quantile(lifetimes, 1.0)},
+    };
+    columns.clear();
+    rows.emplace_back();
+    for (auto const& [key, value] : stats) {
+      lines << key << ": " << value << '\n';
+      columns.emplace_back(key);
+      rows.back().push_back(value);
+    }
+  }
+  if (as_rows) {
+    std::string const out = format_rows(columns, rows, chosen_output_format(vm));
+    if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
+    else std::cout << out;
+  } else if (vm.count("output")) {
+    write_output_file(vm["output"].as<std::string>(), lines.str());
+  } else {
+    std::cout << lines.str();
   }
   return 0;
 }
@@ -269,7 +302,7 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
   std::uint64_t work = 0;
   for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
-  progress_meter progress(work, "events", progress_meter::stderr_is_terminal());
+  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
   options.progress = &progress;
   auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     grid_cell const& cell = cells[mine[k]];
@@ -277,6 +310,7 @@ int sweep(std::vector<std::string> const& args)
         result_cells(make_composition(specs[cell.spec], params_at(cell.spec, cell.point), backend)->replay(traces[cell.trace], options));
     row.insert(row.begin() + 2, cell.point.begin(), cell.point.end());
     row.insert(row.begin(), std::to_string(mine[k]));
+    progress.cell_done();
     return row;
   });
   progress.finish();
@@ -303,7 +337,12 @@ int sweep(std::vector<std::string> const& args)
 
 int capacity(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab capacity TRACE... -p P[,P...] [options]");
+  po::options_description desc(
+      "fraglab capacity TRACE... -p P[,P...] [options]\n\n"
+      "  fraglab capacity snap.pickle -p pytorch_caching,tf_bfc   the least memory each serves the trace in\n\n"
+      "Columns: min_capacity_bytes (the smallest capacity with no failed allocation, to the backend's granularity),\n"
+      "peak_reserved_unlimited (the footprint without a limit), granularity, replays (bisection steps).\n\n"
+      "Options");
   add_trace_and_policy_options(desc);
   add_jobs_option(desc, "(trace, policy) cells searched in parallel");
   add_allocator_options(desc);
@@ -325,7 +364,9 @@ int capacity(std::vector<std::string> const& args)
   replay_options options;
   options.repeats = 0;
   options.stop_on_failure = true;
-  progress_meter progress(traces.size() * specs.size(), "cells", progress_meter::stderr_is_terminal());
+  // Steps of the bisections: one unlimited replay a cell, then about log2 of its footprint in
+  // granules, added when the cell knows it.
+  progress_meter progress(traces.size() * specs.size(), "bisection steps", progress_meter::stderr_is_terminal());
 
   auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), jobs, [&](std::size_t c) {
     trace::trace const& t = traces[c / specs.size()];
@@ -335,6 +376,7 @@ int capacity(std::vector<std::string> const& args)
       backend_choice b = backend;
       b.capacity = capacity;
       ++replays;
+      progress.add(1);
       return make_composition(spec, scoped_parameters(spec, user), b)->replay(t, options).failed_allocs == 0;
     };
     // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
@@ -344,19 +386,23 @@ int capacity(std::vector<std::string> const& args)
     std::size_t const granularity = unlimited->make()->backend_granularity();
     replay_result const free_run = unlimited->replay(t, options);
     ++replays;
+    progress.add(1);
     if (free_run.failed_allocs != 0)
       throw std::invalid_argument(spec + " fails on " + t.name + " even without a capacity limit");
     std::size_t lo = 0;  // in granules: lo fails (or is 0), hi serves
     std::size_t hi = (free_run.peak_reserved_bytes + granularity - 1) / granularity;
+    progress.add_total(1 + static_cast<std::uint64_t>(std::bit_width(hi)));
     if (hi > 0 && !serves(hi * granularity)) {
       // Limits can change decisions: grow the bound until it serves.
-      while (!serves(hi * granularity)) hi *= 2;
+      while (!serves(hi * granularity)) {
+        hi *= 2;
+        progress.add_total(2);  // this step, and one more of the bisection below
+      }
     }
     while (hi - lo > 1) {
       std::size_t const mid = lo + (hi - lo) / 2;
       (serves(mid * granularity) ? hi : lo) = mid;
     }
-    progress.add(1);
     return std::vector<std::string>{t.name, spec, std::to_string(hi * granularity),
                                     std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
                                     std::to_string(replays)};
@@ -368,7 +414,10 @@ int capacity(std::vector<std::string> const& args)
 
 int merge(std::vector<std::string> const& args)
 {
-  po::options_description desc("fraglab merge PART.csv... [-o OUT] [--format F]");
+  po::options_description desc(
+      "fraglab merge PART.csv... [-o OUT] [--format F]\n\n"
+      "  fraglab merge part1.csv part2.csv part3.csv -o sweep.csv   the parts of `sweep --shard I/3`, in cell order\n\n"
+      "Options");
   desc.add_options()("part", po::value<std::vector<std::string>>()->multitoken(),
                      "CSV outputs of `fraglab sweep --shard I/N --format csv`");
   add_output_options(desc);

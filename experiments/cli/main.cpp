@@ -22,6 +22,7 @@ constexpr char const* usage = R"(usage: fraglab COMMAND [ARGS]
 commands:
   policies [NAME] [--keys]                   list policies; of NAME its parts and the parameters it reads
   help COMMAND                               a command's options, with examples
+  completion bash                            a bash completion script: `source <(fraglab completion bash)`
   replay TRACE... -p P[,P...] [options]      replay traces under policies and print the metrics
   sweep TRACE... -p P --vary KEY=V1,V2,...   replay over a parameter grid (--jobs N, --shard I/N)
   merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
@@ -43,7 +44,7 @@ commands:
 namespace {
 
 constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "info",
-                                         "convert",  "trace",  "gen",    "verify", "dump",    "help"};
+                                         "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
 
 int run_command(std::string const& command, std::vector<std::string> const& args)
 {
@@ -58,6 +59,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "capacity") return fraglab::cli::capacity(args);
   if (command == "merge") return fraglab::cli::merge(args);
   if (command == "trace") return fraglab::cli::trace_program(args);
+  if (command == "completion") return fraglab::cli::completion(args);
   if (command == "help") {  // `fraglab help COMMAND` is `fraglab COMMAND --help`
     if (args.empty()) {
       std::cout << usage;

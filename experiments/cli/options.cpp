@@ -4,6 +4,7 @@
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/output/table_view.hpp"
+#include "experiments/params/closest_name.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/policy_spec.hpp"
 #include "experiments/trace/event_batches.hpp"
@@ -223,8 +224,10 @@ void check_keys_read(std::vector<std::string> const& specs, std::vector<std::str
 {
   for (std::string const& key : keys) {
     std::vector<std::string> readers, others;
+    std::vector<std::string_view> read_by_some;
     for (std::string const& spec : specs) {
       auto const read = parameters_read(spec);
+      read_by_some.insert(read_by_some.end(), read.begin(), read.end());
       (std::find(read.begin(), read.end(), key) != read.end() ? readers : others).push_back(parse_policy_spec(spec).label);
     }
     auto const joined = [](std::vector<std::string> const& names) {
@@ -232,9 +235,12 @@ void check_keys_read(std::vector<std::string> const& specs, std::vector<std::str
       for (auto const& n : names) out += (out.empty() ? "" : ", ") + n;
       return out;
     };
-    if (readers.empty())
-      throw std::invalid_argument(std::string(option) + " " + key + ": no policy of this run reads it (" + joined(others) +
+    if (readers.empty()) {
+      std::string const guess = closest_name(key, read_by_some);
+      throw std::invalid_argument(std::string(option) + " " + key + ": no policy of this run reads it" +
+                                  (guess.empty() ? "" : ": did you mean " + guess + "?") + " (" + joined(others) +
                                   "; `fraglab policies NAME` lists the keys a policy reads)");
+    }
     if (!others.empty())
       std::cerr << "fraglab: note: " << option << ' ' << key << " applies to " << joined(readers) << " only; "
                 << joined(others) << (others.size() == 1 ? " does" : " do") << " not read it\n";

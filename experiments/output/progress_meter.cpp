@@ -7,10 +7,12 @@
 
 namespace fraglab {
 
-progress_meter::progress_meter(std::uint64_t total, std::string unit, bool enabled)
-    : total_(total), unit_(std::move(unit)), start_(std::chrono::steady_clock::now())
+progress_meter::progress_meter(std::uint64_t total, std::string unit, bool enabled, std::uint64_t per_shown,
+                               std::uint64_t cells)
+    : total_(total), unit_(std::move(unit)), per_shown_(std::max<std::uint64_t>(per_shown, 1)), cells_(cells),
+      start_(std::chrono::steady_clock::now())
 {
-  if (!enabled || total_ == 0) return;
+  if (!enabled || total == 0) return;
   painter_ = std::thread([this] {
     std::unique_lock lock(mutex_);
     draw();  // at once: a run that ends within the first period still shows its start
@@ -35,8 +37,9 @@ bool progress_meter::stderr_is_terminal() noexcept { return ::isatty(STDERR_FILE
 
 void progress_meter::draw() const
 {
-  std::uint64_t const done = std::min(done_.load(std::memory_order_relaxed), total_);
-  double const fraction = static_cast<double>(done) / static_cast<double>(total_);
+  std::uint64_t const total = total_.load(std::memory_order_relaxed);
+  std::uint64_t const done = std::min(done_.load(std::memory_order_relaxed), total);
+  double const fraction = static_cast<double>(done) / static_cast<double>(total);
   double const elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   constexpr int width = 30;
   int const filled = static_cast<int>(fraction * width);
@@ -45,9 +48,11 @@ void progress_meter::draw() const
   bar[width] = '\0';
   char eta[32] = "";
   if (done > 0 && done < total_) std::snprintf(eta, sizeof eta, ", %.0f s left", elapsed / fraction - elapsed);
-  std::fprintf(stderr, "\r[%s] %3.0f%%  %llu/%llu %s  %.0f s%s\033[K", bar, fraction * 100.0,
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_), unit_.c_str(), elapsed,
-               eta);
+  bool const by_cell = cells_ > 1;
+  auto const shown = static_cast<unsigned long long>(by_cell ? cells_done_.load(std::memory_order_relaxed) : done / per_shown_);
+  auto const of = static_cast<unsigned long long>(by_cell ? cells_ : total / per_shown_);
+  std::fprintf(stderr, "\r[%s] %3.0f%%  %llu/%llu %s  %.0f s%s\033[K", bar, fraction * 100.0, shown, of,
+               by_cell ? "cells" : unit_.c_str(), elapsed, eta);
   std::fflush(stderr);
 }
 

@@ -151,6 +151,11 @@ void check_read(resolved_policy const& r, param_set const& p)
     if (reads(r, key)) continue;
     std::string_view const part = part_of(key);
     std::string const name = r.spec.label;
+    // max_split_size (bytes, a composition's) and max_split_size_mb (MiB, PyTorch's option).
+    for (std::string const& twin : {key + "_mb", key.ends_with("_mb") ? key.substr(0, key.size() - 3) : std::string()})
+      if (!twin.empty() && reads(r, twin))
+        throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", which reads " + twin +
+                                    (twin.ends_with("_mb") ? " (in MiB, as PyTorch's option)" : " (in bytes)") + " instead");
     if (part == "index")
       throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", whose index (" +
                                   std::string(r.index.empty() ? "its own" : r.index) + ") does not read it");

@@ -213,7 +213,8 @@ namespace {
 std::vector<trace> read_any_format(std::string const& path)
 {
   std::vector<trace> traces;
-  switch (detect_format(path)) {
+  trace_format const format = detect_format(path);
+  switch (format) {
     case trace_format::native_binary: traces.push_back(open_native_binary(path)); break;
     case trace_format::pytorch_snapshot: traces = snapshot_traces(read_pytorch_snapshot(path)); break;
     case trace_format::rmm_csv: {
@@ -223,6 +224,7 @@ std::vector<trace> read_any_format(std::string const& path)
     }
     case trace_format::native_text: traces.push_back(read_native_text_file(path)); break;
   }
+  for (trace& t : traces) t.source_format = to_string(format);
   return traces;
 }
 

@@ -49,6 +49,7 @@ struct trace {
   std::string name;  // file name without directories, for result rows
   std::vector<event> events;  // in memory, unless streamed_from names a file
   std::string streamed_from;  // a native binary file, decoded a batch at a time per pass
+  std::string source_format;  // the format it was read from, as `fraglab info` names it
   std::uint64_t streamed_events = 0;
   std::size_t slots = 0;
   std::size_t allocs = 0;

@@ -142,10 +142,20 @@ expect "policies tf_bfc prints its parts, backend and effective parameters (TF's
   '[[ $rc -eq 0 && $out == *"policies/presets/tf_bfc.hpp"* && $out == *"simulated by default (granularity 256 B"* && $out =~ max_internal_fragmentation\ +128MiB && $out =~ split_ratio\ +2 && $out != *mmap_threshold* ]]'
 err=$("$fraglab" replay "$work/p.trace" -p tlfs 2>&1); rc=$?
 expect "a mistyped policy gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean tlsf?"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p pytorch_caching --set max_split_size=64MiB 2>&1); rc=$?
+expect "max_split_size given to PyTorch points to max_split_size_mb" '[[ $rc -eq 2 && $err == *"did you mean max_split_size_mb?"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p best_fit:max_split_size_mb=64 2>&1); rc=$?
+expect "max_split_size_mb given to a composition points to max_split_size, in bytes" '[[ $rc -eq 2 && $err == *"which reads max_split_size (in bytes) instead"* ]]'
 err=$("$fraglab" replay "$work/p.trace" -p tlsf --set quantun=32 2>&1); rc=$?
 expect "a mistyped key gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean quantum?"* ]]'
 err=$("$fraglab" replya "$work/p.trace" 2>&1); rc=$?
 expect "a mistyped command gets a suggestion" '[[ $rc -eq 2 && $err == *"did you mean replay?"* ]]'
+# Bash completion asks fraglab itself, so it offers what the commands define.
+complete_words() {  # WORD...: what completing the last word offers
+  bash -c 'source <("$1" completion bash) 2>/dev/null; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fraglab 2>/dev/null; echo "${COMPREPLY[*]}"' _ "$fraglab" "$fraglab" "$@"
+}
+expect "completion offers commands, a command's options, policies in a list and parameter keys" \
+  '[[ $(complete_words sw) == sweep && $(complete_words sweep --va) == --vary && $(complete_words replay x -p best_fit,tl) == "best_fit,tlsf" && $(complete_words replay x --set split_r) == split_ratio= ]]'
 out=$("$fraglab" help sweep); rc=$?
 expect "help COMMAND is COMMAND --help, with examples" '[[ $rc -eq 0 && $out == *"fraglab sweep run.trace"* && $out == *--vary* ]]'
 # The table a reader sees: the columns that matter, in units, within 120 columns.
@@ -201,6 +211,14 @@ expect "garbage_collection_threshold without a memory fraction is refused" '[[ $
   --set per_process_memory_fraction=0.5 --set garbage_collection_threshold=0.6 >/dev/null; rc=$?
 expect "garbage_collection_threshold with a memory fraction runs" '[[ $rc -eq 0 ]]'
 
+out=$("$fraglab" info "$work/p.trace" "$work/p.trace" --format json 2>&1); rc=$?
+expect "info refuses one trace given twice" '[[ $rc -eq 2 ]]'
+"$fraglab" info "$work/p.trace" -o "$work/info.json"; rc=$?
+expect "info --format json (here from -o's extension): one object per trace with every statistic" \
+  '[[ $rc -eq 0 ]] && /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert len(r)==1 and r[0][\"format\"]==\"native text\" and r[0][\"events\"]>0" "$work/info.json"'
+printf 'a 1 100\na 2 50\nf 1\n' > "$work/chunks.trace"
+out=$("$fraglab" dump "$work/chunks.trace" -p first_fit --format csv 2>&1); rc=$?
+expect "dump --format csv lists the chunks" '[[ $rc -eq 0 && $(head -1 <<<"$out") == address,size,requested,in_use,stream,region,pool && $(tail -n +2 <<<"$out" | cut -d, -f2-4 | paste -sd" ") == "112,0,0 64,50,1 3920,0,0" ]]'
 out=$("$fraglab" info "$work/p.trace"); rc=$?
 expect "info prints key: value statistics" '[[ $rc -eq 0 && $out == *"events: "* && $out == *"peak_live_bytes: "* && $out == *"size_median: "* && $out == *"lifetime_median_events: "* ]]'
 printf 'a 1 100\na 2 50\nf 1\na 3 70\n' > "$work/tiny.trace"
