@@ -36,7 +36,7 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
   for (std::string const& value : values) {
     std::string_view rest = value;
     while (!rest.empty()) {
-      std::size_t const comma = rest.find(',');
+      std::size_t const comma = list_comma(rest);
       std::string_view const piece = rest.substr(0, comma);
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
       // `tlsf:sli=4,linear_limit=128`: a KEY=VALUE continues the settings of the spec before
@@ -151,8 +151,16 @@ int replay(std::vector<std::string> const& args)
   std::vector<std::string> const specs = policy_specs(vm);
   std::vector<std::unique_ptr<composition>> const compositions = make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
-  note_recorded_settings(traces, specs);
+  bool const recorded = recorded_settings_applied(vm);
+  note_recorded_settings(traces, specs, recorded);
   options.timeseries = vm.count("timeseries") != 0;
+  // A cell whose trace was recorded under settings its policy reads runs a composition of its own.
+  std::vector<std::unique_ptr<composition>> own(traces.size() * compositions.size());
+  for (std::size_t cell = 0; cell < own.size(); ++cell) {
+    std::string const& spec = specs[cell % compositions.size()];
+    param_set const p = cell_parameters(spec, chosen.user, traces[cell / compositions.size()], recorded);
+    if (p.values() != scoped_parameters(spec, chosen.user).values()) own[cell] = make_composition(spec, p, chosen.backend);
+  }
 
   std::uint64_t work = 0;
   for (auto const& t : traces) work += replay_work(t.event_count(), options) * compositions.size();
@@ -160,7 +168,8 @@ int replay(std::vector<std::string> const& args)
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, cells);
   options.progress = &progress;
   auto const results = run_cells<replay_result>(cells, jobs, [&](std::size_t cell) {
-    replay_result r = compositions[cell % compositions.size()]->replay(traces[cell / compositions.size()], options);
+    composition const& c = own[cell] ? *own[cell] : *compositions[cell % compositions.size()];
+    replay_result r = c.replay(traces[cell / compositions.size()], options);
     progress.cell_done();
     return r;
   });
@@ -322,6 +331,7 @@ int dump(std::vector<std::string> const& args)
       ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
   add_allocator_options(desc);
   add_trace_selection_options(desc);
+  add_recorded_settings_option(desc);
   auto const parsed = parse_command(args, desc, "trace", 1);
   if (!parsed) return 0;
   auto const& vm = *parsed;
@@ -330,9 +340,12 @@ int dump(std::vector<std::string> const& args)
   check_output_options(vm, {"output"});
   auto const [user, backend] = read_allocator_options(vm);
   std::string const spec = vm["policy"].as<std::string>();
-  auto const c = make_composition(spec, user, backend);
+  (void)make_composition(spec, user, backend);  // a bad policy or key fails before the trace is read
   trace::trace t = trace::read_trace(vm["trace"].as<std::string>(), device_option(vm));
   apply_trace_selection(vm, t);
+  note_recorded_settings({t}, {spec}, recorded_settings_applied(vm));
+  param_set const as_run = cell_parameters(spec, user, t, recorded_settings_applied(vm));
+  auto const c = make_composition(spec, as_run, backend);
 
   if (vm.count("format") && vm.count("style")) throw std::invalid_argument("--format and --style: give one");
   std::string const style = vm.count("style") ? vm["style"].as<std::string>()
@@ -373,7 +386,7 @@ int dump(std::vector<std::string> const& args)
   } else {
     heading();
     std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
-    if (user.has("max_split_size_mb")) max_split_size = user.size("max_split_size_mb") << 20;
+    if (as_run.has("max_split_size_mb")) max_split_size = as_run.size("max_split_size_mb") << 20;
     std::vector<std::vector<std::string>> rows;
     auto cell = [](std::optional<std::uint64_t> v) { return v ? std::to_string(*v) : std::string("-"); };
     for (auto const& s : presets::pytorch::memory_stats(*a, max_split_size))

@@ -258,7 +258,8 @@ int sweep(std::vector<std::string> const& args)
   }
   (void)make_compositions(specs, chosen);  // every --set key read by some policy, on one backend
   std::vector<trace::trace> const traces = read_traces(vm);
-  note_recorded_settings(traces, specs);
+  bool const recorded = recorded_settings_applied(vm);
+  note_recorded_settings(traces, specs, recorded);
 
   // Each policy's grid is the product of the axes it reads, the first --vary outermost; an
   // axis it does not read has one empty cell, so no cell repeats another.
@@ -282,8 +283,8 @@ int sweep(std::vector<std::string> const& args)
       points = std::move(next);
     }
   }
-  auto params_at = [&](std::size_t s, std::vector<std::string> const& point) {
-    param_set p = scoped_parameters(specs[s], user);
+  auto params_at = [&](std::size_t s, std::size_t t, std::vector<std::string> const& point) {
+    param_set p = cell_parameters(specs[s], user, traces[t], recorded);
     for (std::size_t a = 0; a < axes.size(); ++a)
       if (!point[a].empty()) p.set(axes[a].first, point[a]);
     return p;
@@ -293,8 +294,7 @@ int sweep(std::vector<std::string> const& args)
     for (std::size_t s = 0; s < specs.size(); ++s)
       for (auto const& point : points_of[s]) cells.push_back({t, s, point});
   // Reject a bad value or key before running anything.
-  for (std::size_t s = 0; s < specs.size(); ++s)
-    for (auto const& point : points_of[s]) (void)make_composition(specs[s], params_at(s, point), backend);
+  for (grid_cell const& cell : cells) (void)make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend);
 
   std::size_t const total = cells.size();
   auto const [shard, shards] = shard_option(vm);
@@ -307,7 +307,7 @@ int sweep(std::vector<std::string> const& args)
   auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     grid_cell const& cell = cells[mine[k]];
     std::vector<std::string> row =
-        result_cells(make_composition(specs[cell.spec], params_at(cell.spec, cell.point), backend)->replay(traces[cell.trace], options));
+        result_cells(make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend)->replay(traces[cell.trace], options));
     row.insert(row.begin() + 2, cell.point.begin(), cell.point.end());
     row.insert(row.begin(), std::to_string(mine[k]));
     progress.cell_done();
@@ -360,7 +360,8 @@ int capacity(std::vector<std::string> const& args)
   std::vector<std::string> const specs = policy_specs(vm);
   (void)make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
-  note_recorded_settings(traces, specs);
+  bool const recorded = recorded_settings_applied(vm);
+  note_recorded_settings(traces, specs, recorded);
   replay_options options;
   options.repeats = 0;
   options.stop_on_failure = true;
@@ -377,12 +378,12 @@ int capacity(std::vector<std::string> const& args)
       b.capacity = capacity;
       ++replays;
       progress.add(1);
-      return make_composition(spec, scoped_parameters(spec, user), b)->replay(t, options).failed_allocs == 0;
+      return make_composition(spec, cell_parameters(spec, user, t, recorded), b)->replay(t, options).failed_allocs == 0;
     };
     // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
     // granularity, on the assumption (true of every policy here when memory is only added)
     // that more capacity never causes a failure.
-    auto const unlimited = make_composition(spec, scoped_parameters(spec, user), backend);
+    auto const unlimited = make_composition(spec, cell_parameters(spec, user, t, recorded), backend);
     std::size_t const granularity = unlimited->make()->backend_granularity();
     replay_result const free_run = unlimited->replay(t, options);
     ++replays;

@@ -62,6 +62,7 @@ void add_trace_and_policy_options(po::options_description& desc)
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
       ("keep-going", "leave out a trace that cannot be read, with a warning, run the rest, and exit 1 at the end");
   add_trace_selection_options(desc);
+  add_recorded_settings_option(desc);
 }
 
 void add_trace_selection_options(po::options_description& desc)
@@ -135,15 +136,45 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   return traces;
 }
 
-void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs)
+void add_recorded_settings_option(po::options_description& desc)
+{
+  desc.add_options()("ignore-recorded-settings",
+                     "replay a PyTorch snapshot under the PyTorch presets' defaults and --set, not under the allocator "
+                     "settings it was recorded with (max_split_size_mb, roundup_power2_divisions, "
+                     "garbage_collection_threshold)");
+}
+
+bool recorded_settings_applied(po::variables_map const& vm) { return vm.count("ignore-recorded-settings") == 0; }
+
+param_set cell_parameters(std::string const& spec, param_set const& user, trace::trace const& t, bool recorded)
+{
+  param_set p = scoped_parameters(spec, user);
+  if (!recorded || t.recorded_parameters.empty()) return p;
+  auto const read = parameters_read(spec);
+  param_set const own = parse_policy_spec(spec).params;
+  bool const limited = p.has("memory_limit") || p.has("per_process_memory_fraction") || own.has("memory_limit") ||
+                       own.has("per_process_memory_fraction");
+  for (auto const& [key, value] : t.recorded_parameters) {
+    if (std::find(read.begin(), read.end(), key) == read.end() || p.has(key) || own.has(key)) continue;
+    if (key == "garbage_collection_threshold" && !limited) continue;
+    p.set(key, value);
+  }
+  return p;
+}
+
+void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs, bool recorded)
 {
   bool const pytorch = std::any_of(specs.begin(), specs.end(), [](std::string const& s) { return s.rfind("pytorch_", 0) == 0; });
   if (!pytorch) return;
   for (auto const& t : traces)
     if (!t.recorded_settings.empty())
-      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings
-                << "; the PyTorch presets replay it under their own settings (defaults and --set); `fraglab verify` "
-                   "applies the recorded ones\n";
+      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings << "; the PyTorch presets replay it "
+                << (recorded ? "under those they model (--set overrides one; --ignore-recorded-settings: under their defaults)"
+                             : "under their defaults and --set (--ignore-recorded-settings)")
+                << (t.recorded_settings.find("expandable_segments=True") != std::string::npos
+                        ? "; expandable segments are pytorch_expandable's: -p pytorch_expandable replays them as recorded"
+                        : "")
+                << '\n';
 }
 
 std::vector<std::string> policy_specs(po::variables_map const& vm)

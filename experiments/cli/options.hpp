@@ -62,9 +62,18 @@ std::vector<std::string> policy_specs(po::variables_map const& vm);
 // --format, else what -o's extension says (.csv, .json, .md), else the table; a --format
 // that contradicts the extension is refused.
 output_format chosen_output_format(po::variables_map const& vm);
-// Says on standard error which traces were recorded under allocator settings a PyTorch
-// preset among `specs` does not take from them.
-void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs);
+// --ignore-recorded-settings: whether a snapshot's allocator settings are left out of the
+// cells that would apply them (cell_parameters).
+void add_recorded_settings_option(po::options_description& desc);
+bool recorded_settings_applied(po::variables_map const& vm);
+// The parameters `spec` runs with on `t`: `user`'s keys the policy reads, and when `recorded`,
+// the allocator settings `t` was recorded under (a PyTorch snapshot's) where the policy reads
+// them and neither its spec nor --set gives them. A recorded garbage_collection_threshold is
+// left out without a memory limit, under which PyTorch never collects.
+param_set cell_parameters(std::string const& spec, param_set const& user, trace::trace const& t, bool recorded);
+// Says on standard error what the PyTorch presets among `specs` do with the traces' recorded
+// settings: applied (or ignored, as asked), and those they do not model.
+void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs, bool recorded);
 
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);

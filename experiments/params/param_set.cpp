@@ -47,7 +47,7 @@ constexpr std::array<param_spec, 29> table{{
 constexpr std::array<param_spec, 5> pytorch_table{{
     {"max_split_size_mb", "pytorch_caching", "unlimited", "blocks at least this large (MiB) are never split; smaller requests never take them"},
     {"max_non_split_rounding_mb", "pytorch_caching", "20", "a request >= max_split_size takes an unsplit block at most this much larger (MiB)"},
-    {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off)"},
+    {"roundup_power2_divisions", "pytorch_caching", "0", "N equal steps between powers of two when rounding sizes above 512 x N (0 or 1: off); per interval as PyTorch takes it, [1:4,256:2,>:1] (SIZE in MiB)"},
     {"per_process_memory_fraction", "pytorch_caching", "0", "memory limit as a fraction of the device (--capacity, or the device itself with a CUDA backend); 0: unset"},
     {"garbage_collection_threshold", "pytorch_caching", "0", "free old cached segments when reserved exceeds this fraction of the memory fraction (0: off)"},
 }};

@@ -5,7 +5,11 @@
 #include "policies/presets/pytorch_caching.hpp"
 #include "policies/presets/tf_bfc.hpp"
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <charconv>
+#include <optional>
 #include <limits>
 
 namespace fraglab::registry_detail {
@@ -33,6 +37,50 @@ std::size_t memory_limit(param_set const& p, backend_choice const& b, std::strin
   return static_cast<std::size_t>(static_cast<long double>(b.capacity) * fraction);
 }
 
+// roundup_power2_divisions as PyTorch's PYTORCH_CUDA_ALLOC_CONF takes it: one number for every
+// interval, or per interval `[1:4,256:2,>:1]`: SIZE (MiB, a power of two) sets the interval
+// starting there, the first entry also every one below it, `>` every one after the last.
+std::array<std::size_t, presets::pytorch::power2_intervals> roundup_divisions(std::string const& text)
+{
+  namespace pt = presets::pytorch;
+  std::array<std::size_t, pt::power2_intervals> out{};
+  auto const bad = [&](std::string const& why) {
+    throw std::invalid_argument("parameter roundup_power2_divisions: " + why + ", got '" + text + "'");
+  };
+  auto const number = [&](std::string_view s) {
+    std::size_t v = 0;
+    auto const [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size() || s.empty()) bad("expected N or [SIZE:N,...,>:N]");
+    return v;
+  };
+  if (text.empty() || text.front() != '[') {
+    out.fill(number(text));
+    return out;
+  }
+  if (text.back() != ']' || text.size() < 3) bad("expected [SIZE:N,...,>:N]");
+  std::string_view rest = std::string_view(text).substr(1, text.size() - 2);
+  std::optional<std::size_t> last;
+  while (!rest.empty()) {
+    std::size_t const comma = rest.find(',');
+    std::string_view const entry = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    std::size_t const colon = entry.find(':');
+    if (colon == std::string_view::npos) bad("expected SIZE:N in each entry");
+    std::size_t const divisions = number(entry.substr(colon + 1));
+    if (entry.substr(0, colon) == ">") {
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(last ? *last + 1 : 0), out.end(), divisions);
+      continue;
+    }
+    std::size_t const mib = number(entry.substr(0, colon));
+    if (!std::has_single_bit(mib)) bad("expected interval starts that are powers of two (MiB)");
+    std::size_t const index = std::min<std::size_t>(static_cast<std::size_t>(std::bit_width(mib) - 1), pt::power2_intervals - 1);
+    if (!last) std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(index), divisions);
+    out[index] = divisions;
+    last = index;
+  }
+  return out;
+}
+
 std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, backend_choice const& b, bool expandable)
 {
   namespace pt = presets::pytorch;
@@ -43,7 +91,7 @@ std::unique_ptr<composition> make_pytorch(std::string name, param_set const& p, 
   if (s.max_split_size <= pt::large_buffer)
     throw std::invalid_argument("max_split_size_mb must be greater than 20, as PyTorch requires");
   s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
-  s.roundup_power2_divisions.fill(p.count("roundup_power2_divisions"));
+  s.roundup_power2_divisions = roundup_divisions(p.text("roundup_power2_divisions"));
   // Without a fraction PyTorch sets no limit of its own: only the device's size bounds it.
   s.memory_limit = memory_limit(p, b, "per_process_memory_fraction", std::numeric_limits<std::size_t>::max());
   s.garbage_collection_threshold = p.real("garbage_collection_threshold");

@@ -4,6 +4,17 @@
 
 namespace fraglab {
 
+std::size_t list_comma(std::string_view s) noexcept
+{
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '[') ++depth;
+    else if (s[i] == ']' && depth > 0) --depth;
+    else if (s[i] == ',' && depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
 policy_spec parse_policy_spec(std::string_view text)
 {
   auto const refuse = [&](std::string const& why) {
@@ -15,7 +26,7 @@ policy_spec parse_policy_spec(std::string_view text)
     out.label = std::string(text.substr(at + 1));
     body = text.substr(0, at);
     // A label names rows and CSV cells and is split out of -p's list at commas.
-    if (out.label.empty() || out.label.find_first_of(",@:=") != std::string::npos)
+    if (out.label.empty() || out.label.find_first_of(",@:=[]") != std::string::npos)
       refuse("expected a label after '@', without , @ : or =, and last in the spec");
   }
   std::size_t const colon = body.find(':');
@@ -26,7 +37,7 @@ policy_spec parse_policy_spec(std::string_view text)
     std::string_view rest = body.substr(colon + 1);
     if (rest.empty()) refuse("expected KEY=VALUE after ':'");
     while (true) {
-      std::size_t const comma = rest.find(',');
+      std::size_t const comma = list_comma(rest);
       std::string_view const kv = rest.substr(0, comma);
       std::size_t const eq = kv.find('=');
       if (eq == std::string_view::npos || eq == 0) refuse("expected KEY=VALUE, got '" + std::string(kv) + "'");

@@ -6,6 +6,8 @@
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <unordered_map>
@@ -194,6 +196,26 @@ std::string non_default_settings(recorded_settings const& r)
   return out;
 }
 
+// The settings as the PyTorch presets' parameters, those they model.
+std::vector<std::pair<std::string, std::string>> preset_parameters(recorded_settings const& r)
+{
+  std::vector<std::pair<std::string, std::string>> out;
+  if (r.max_split_size >= 0 && r.max_split_size % (1 << 20) == 0)
+    out.emplace_back("max_split_size_mb", std::to_string(r.max_split_size >> 20));
+  if (std::any_of(r.roundup_power2_divisions.begin(), r.roundup_power2_divisions.end(), [](std::size_t d) { return d != 0; })) {
+    std::string list;
+    for (std::size_t k = 0; k < r.roundup_power2_divisions.size(); ++k)
+      list.append(k == 0 ? "[" : ",").append(std::to_string(std::size_t{1} << k)).append(":").append(std::to_string(r.roundup_power2_divisions[k]));
+    out.emplace_back("roundup_power2_divisions", list + "]");
+  }
+  if (r.garbage_collection_threshold > 0.0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", r.garbage_collection_threshold);
+    out.emplace_back("garbage_collection_threshold", buf);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
@@ -202,6 +224,7 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
   for (auto const& d : s.devices) {
     traces.push_back(device_trace(d, device_label(s, d.device)));
     traces.back().recorded_settings = non_default_settings(s.settings);
+    traces.back().recorded_parameters = preset_parameters(s.settings);
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) traces.back().start_segments.clear();
   }

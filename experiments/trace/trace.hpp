@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fraglab::trace {
@@ -62,6 +63,9 @@ struct trace {
   // A snapshot's allocator settings that differ from PyTorch's defaults, as KEY=VALUE, ...:
   // what a PyTorch preset replays under its own settings instead (verify applies them).
   std::string recorded_settings;
+  // The same as the PyTorch presets' parameters (KEY, VALUE), those they model: what a replay
+  // under them applies unless told to ignore them.
+  std::vector<std::pair<std::string, std::string>> recorded_parameters;
 
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }

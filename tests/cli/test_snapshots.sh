@@ -142,9 +142,20 @@ expect "RMM CSV, which has no action for a release, is refused rather than writt
 # --- settings -----------------------------------------------------------------------------
 out=$("$fraglab" verify "$work/divisions.pickle"); rc=$?
 expect "verify applies roundup_power2_divisions as recorded, per interval" '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
-err=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 2>&1 >/dev/null); rc=$?
-expect "replay under a PyTorch preset says which recorded settings it does not take" \
-  '[[ $rc -eq 0 && $err == *"divisions.pickle was recorded with roundup_power2_divisions[4 MiB]=2"* ]]'
+# Replay applies them too: 5 MiB + 1 takes 6 MiB, 1 MiB + 1 takes 1 MiB + 512 (7,340,544 B at
+# the peak); under the preset's defaults 5 MiB + 512 and 1 MiB + 512 (6,292,480 B).
+csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv 2>"$work/note"); rc=$?
+expect "replay under a PyTorch preset applies the recorded roundup_power2_divisions, per interval, and says so" \
+  '[[ $rc -eq 0 && $(col peak_allocated_bytes <<<"$csv") -eq 7340544 && $csv == *"roundup_power2_divisions=[1:0,2:0,4:2,8:0,"* &&
+     $(cat "$work/note") == *"divisions.pickle was recorded with roundup_power2_divisions[4 MiB]=2; the PyTorch presets replay it under those they model"* ]]'
+csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv --ignore-recorded-settings 2>/dev/null)
+expect "--ignore-recorded-settings replays under the preset's defaults" '[[ $(col peak_allocated_bytes <<<"$csv") -eq 6292480 ]]'
+csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv --set roundup_power2_divisions=0 2>/dev/null)
+expect "--set overrides a recorded setting" '[[ $(col peak_allocated_bytes <<<"$csv") -eq 6292480 ]]'
+csv=$("$fraglab" replay "$work/divisions.pickle" -p 'pytorch_caching:roundup_power2_divisions=[1:0,4:2,>:0]@mine' --repeat 0 --format csv 2>/dev/null)
+expect "a per-interval setting in -p, commas inside its brackets" '[[ $(col peak_allocated_bytes <<<"$csv") -eq 7340544 && $csv == *mine* ]]'
+csv=$("$fraglab" sweep "$work/divisions.pickle" -p pytorch_caching --vary max_split_size_mb=64,128 --format csv 2>/dev/null)
+expect "a sweep applies the recorded settings to each cell" '[[ $(tail -n +2 <<<"$csv" | grep -c "roundup_power2_divisions=\[1:0,2:0,4:2") -eq 2 ]]'
 err=$("$fraglab" verify "$work/unmodelled.pickle" 2>&1); rc=$?
 expect "a setting the preset does not model, at another value than its default, is refused by name" \
   '[[ $rc -eq 2 && $err == *"graph_capture_record_stream_reuse=True"* ]]'
