@@ -4,9 +4,11 @@
 #pragma once
 
 #include "backends/backend_stats.hpp"
+#include "backends/planned_segment.hpp"
 #include "engine/concepts.hpp"
 
 #include <memory>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -27,6 +29,7 @@ class any_backend {
     virtual acquisition acquire_mapping(std::size_t n) = 0;
     virtual acquisition reserve(std::size_t n, std::size_t alignment) = 0;
     virtual acquisition acquire_at(std::uintptr_t address, std::size_t n) = 0;
+    virtual void follow(std::span<planned_segment const> plan) = 0;
   };
 
   template <class B>
@@ -54,6 +57,10 @@ class any_backend {
     {
       if constexpr (requires { impl.reserve(n, alignment); }) return impl.reserve(n, alignment);
       else return {};  // no address reservations: expandable pools cannot grow here
+    }
+    void follow(std::span<planned_segment const> plan) override
+    {
+      if constexpr (requires { impl.follow(plan); }) impl.follow(plan);  // else real memory: its own addresses
     }
     acquisition acquire_at(std::uintptr_t address, std::size_t n) override
     {
@@ -85,6 +92,9 @@ class any_backend {
   // Address reservations and mapping at a chosen address (CUDA VMM); empty where unsupported.
   acquisition reserve(std::size_t n, std::size_t alignment) { return impl_->reserve(n, alignment); }
   acquisition acquire_at(std::uintptr_t address, std::size_t n) { return impl_->acquire_at(address, n); }
+  // A recording's segment addresses to hand out (simulated_backend::follow); ignored by a
+  // backend of real memory.
+  void follow(std::span<planned_segment const> plan) { impl_->follow(plan); }
 
  private:
   std::unique_ptr<interface> impl_;

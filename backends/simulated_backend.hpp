@@ -18,10 +18,15 @@
 
 #include "backends/backend_stats.hpp"
 #include "backends/detail/address_range_set.hpp"
+#include "backends/planned_segment.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
 
 #include <cstdint>
+#include <iterator>
+#include <map>
+#include <span>
+#include <vector>
 #include <limits>
 #include <stdexcept>
 #include <string_view>
@@ -45,11 +50,31 @@ class simulated_backend {
     if (p_.base % p_.granularity != 0) throw std::invalid_argument("base must be a multiple of the granularity");
   }
 
+  // Addresses to follow: the next acquisitions take these, in order, while each asks for the
+  // recorded size and the range is free and apart from the simulated space (a recording
+  // replayed under the allocator that made it, whose ties by address then fall as they
+  // did). At the first that differs the rest are dropped, and addresses come from the
+  // simulated space again.
+  void follow(std::span<planned_segment const> plan)
+  {
+    plan_.assign(plan.begin(), plan.end());
+    next_planned_ = 0;
+  }
+
   acquisition acquire(std::size_t n, std::size_t alignment)
   {
     std::size_t const align = alignment > p_.granularity ? alignment : p_.granularity;
     auto const size = stats_.admit(n, p_.granularity, p_.capacity);
     if (!size) return {};
+    if (next_planned_ < plan_.size()) {
+      planned_segment const next = plan_[next_planned_++];
+      if (next.size == *size && next.address % align == 0 && planned_range_free(next.address, *size)) {
+        planned_held_.emplace(next.address, *size);
+        stats_.on_acquire(*size);
+        return {next.address, *size};
+      }
+      plan_.clear();
+    }
     // A merging space grows contiguously, like a heap: holes below the top are not reused,
     // so that consecutive acquisitions stay adjacent.
     if (!p_.merging) {
@@ -98,7 +123,13 @@ class simulated_backend {
   // past the top, or overlapping a hole (released twice).
   bool release(std::uintptr_t base, std::size_t n)
   {
-    if (base >= reservations_base()) {
+    if (auto const held = planned_held_.find(base); held != planned_held_.end()) {
+      if (held->second != n) return false;
+      planned_held_.erase(held);
+      stats_.on_release(n);
+      return true;
+    }
+    if (base >= reservations_base() && base < reserved_top_ && n <= reserved_top_ - base) {
       stats_.on_release(n);  // unmapped; the reservation stays
       return true;
     }
@@ -129,6 +160,17 @@ class simulated_backend {
     return true;
   }
 
+  // Free of every planned range held, of the simulated space's acquisitions and of its
+  // reservations, and not wrapping.
+  [[nodiscard]] bool planned_range_free(std::uintptr_t a, std::size_t n) const
+  {
+    if (a + n < a || a == 0) return false;
+    if (a < reserved_top_ && a + n > p_.base) return false;
+    auto const after = planned_held_.lower_bound(a);
+    if (after != planned_held_.end() && after->first < a + n) return false;
+    return after == planned_held_.begin() || std::prev(after)->first + std::prev(after)->second <= a;
+  }
+
   // Reservations live far above anything acquired directly.
   [[nodiscard]] std::uintptr_t reservations_base() const noexcept { return p_.base + (std::uintptr_t{1} << 46); }
 
@@ -137,6 +179,9 @@ class simulated_backend {
   std::uintptr_t reserved_top_ = reservations_base();
   detail::address_range_set holes_;  // free ranges below the top
   backend_stats stats_;
+  std::vector<planned_segment> plan_;
+  std::size_t next_planned_ = 0;
+  std::map<std::uintptr_t, std::size_t> planned_held_;  // base -> size
 };
 
 static_assert(backend<simulated_backend>);

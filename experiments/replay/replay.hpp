@@ -178,9 +178,18 @@ std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& 
     return 0;
   } else {
     using pools = typename Alloc::policy_type::pools;
-    if (t.start_segments.empty()) return 0;
     if constexpr (requires { a.configuration().pools.expandable_segments; })
       if (a.configuration().pools.expandable_segments) return 0;
+    // The allocator that made the recording gets its segments where it got them then: the
+    // start's, then those it obtained (when the start is restored, or there is none).
+    auto const follow_recording = [&] {
+      if constexpr (requires { a.backend().follow(std::span<planned_segment const>(t.recorded_segments)); })
+        a.backend().follow(t.recorded_segments);
+    };
+    if (t.start_segments.empty()) {
+      follow_recording();
+      return 0;
+    }
     std::size_t const g = a.granule();
     std::uint64_t total = 0;
     for (auto const& seg : t.start_segments) {
@@ -194,6 +203,7 @@ std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& 
       }
     }
     if (total > a.backend().capacity() - std::min(a.backend().capacity(), a.backend().acquired_bytes())) return 0;
+    follow_recording();
     slots.resize(t.slots);
     std::vector<typename Alloc::restored_block> blocks;
     for (auto const& seg : t.start_segments) {

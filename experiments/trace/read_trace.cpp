@@ -121,6 +121,7 @@ trace device_trace(device_snapshot const& d, std::string name)
   };
   for (auto const& seg : d.initial_segments) {
     start_segment& start = t.start_segments.emplace_back(start_segment{seg.size, seg.stream, seg.small, {}});
+    t.recorded_segments.push_back({seg.address, seg.size});
     for (auto const& b : seg.live) {
       t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
       ++t.allocs;
@@ -142,7 +143,10 @@ trace device_trace(device_snapshot const& d, std::string name)
         ++t.frees;
         segments.free(e.address);
         break;
-      case snapshot_op::segment_alloc: segments.add(e.address, e.size); break;
+      case snapshot_op::segment_alloc:
+        segments.add(e.address, e.size);
+        t.recorded_segments.push_back({e.address, e.size});
+        break;
       case snapshot_op::segment_map: break;  // an expandable segment grew: the allocator's decision
       case snapshot_op::oom: break;          // counted in recorded_failures
       case snapshot_op::segment_unmap:
@@ -226,7 +230,10 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
     traces.back().recorded_settings = non_default_settings(s.settings);
     traces.back().recorded_parameters = preset_parameters(s.settings);
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
-    if (s.settings.expandable_segments) traces.back().start_segments.clear();
+    if (s.settings.expandable_segments) {
+      traces.back().start_segments.clear();
+      traces.back().recorded_segments.clear();  // mappings, not segments of their own
+    }
   }
   return traces;
 }

@@ -4,6 +4,8 @@
 // (event_batches.hpp), so that replay memory grows with live blocks, not trace length.
 #pragma once
 
+#include "backends/planned_segment.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -60,6 +62,11 @@ struct trace {
   int device = 0;                     // the device a snapshot's trace was recorded on
   std::vector<start_segment> start_segments;  // empty but for a snapshot's trace
   std::uint64_t start_events = 0;             // the first events, which allocate start_segments' blocks
+  // A snapshot's segments at the addresses the allocator got them at, in the order it got
+  // them: those of the start state, then each segment_alloc. A replay under the allocator
+  // that made them has its backend follow them (simulated_backend::follow), so that best
+  // fit's ties between equal free blocks fall by the recorded addresses.
+  std::vector<planned_segment> recorded_segments;
   // A snapshot's allocator settings that differ from PyTorch's defaults, as KEY=VALUE, ...:
   // what a PyTorch preset replays under its own settings instead (verify applies them).
   std::string recorded_settings;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 namespace fraglab {
 namespace {
@@ -70,6 +71,33 @@ TEST(SimulatedBackend, ARangeReleasedTwiceOrNeverHandedOutIsRefusedAndNotCounted
   EXPECT_FALSE(b.release(y.base, y.size));   // twice, now that the top fell below it
   EXPECT_EQ(b.acquired_bytes(), 0u);
   EXPECT_EQ(b.next_address(), B);
+}
+
+// A recording's addresses: taken in order while sizes agree and the range is free; at the
+// first that differs the plan is dropped and the simulated space serves again.
+TEST(SimulatedBackend, FollowsARecordingsAddressesUntilTheyDiffer)
+{
+  constexpr std::uintptr_t cuda = std::uintptr_t{0x7f} << 40;
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  simulated_backend b({.granularity = 2 * mib});
+  std::vector<planned_segment> const plan{{cuda + 20 * mib, 20 * mib}, {cuda, 2 * mib}, {cuda + 20 * mib, 20 * mib},
+                                          {cuda + 60 * mib, 2 * mib}};
+  b.follow(plan);
+  EXPECT_EQ(where(b.acquire(20 * mib, 1)), (placed{cuda + 20 * mib, 20 * mib}));
+  EXPECT_EQ(where(b.acquire(2 * mib, 1)), (placed{cuda, 2 * mib}));  // below the first, as cudaMalloc may
+  EXPECT_TRUE(b.release(cuda + 20 * mib, 20 * mib));
+  EXPECT_FALSE(b.release(cuda + 20 * mib, 20 * mib));  // released twice
+  EXPECT_EQ(where(b.acquire(20 * mib, 1)), (placed{cuda + 20 * mib, 20 * mib}));  // its address again
+  EXPECT_EQ(where(b.acquire(4 * mib, 1)), (placed{B, 4 * mib}));  // another size: the plan is dropped
+  EXPECT_EQ(where(b.acquire(2 * mib, 1)), (placed{B + 4 * mib, 2 * mib}));
+  EXPECT_EQ(b.acquired_bytes(), 28 * mib);
+
+  // A planned range that overlaps one held is not taken.
+  simulated_backend c({.granularity = 2 * mib});
+  std::vector<planned_segment> const overlapping{{cuda, 4 * mib}, {cuda + 2 * mib, 4 * mib}};
+  c.follow(overlapping);
+  EXPECT_EQ(where(c.acquire(4 * mib, 1)), (placed{cuda, 4 * mib}));
+  EXPECT_EQ(where(c.acquire(4 * mib, 1)), (placed{B, 4 * mib}));
 }
 
 }  // namespace
