@@ -392,6 +392,9 @@ output_format chosen_output_format(po::variables_map const& vm)
   return given;
 }
 
+namespace {
+
+// --columns, --all and --sort.
 view_choice view_option(po::variables_map const& vm)
 {
   view_choice v;
@@ -410,6 +413,8 @@ view_choice view_option(po::variables_map const& vm)
   if (vm.count("sort")) v.sort = vm["sort"].as<std::string>();
   return v;
 }
+
+}  // namespace
 
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)

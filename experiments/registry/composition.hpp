@@ -129,8 +129,7 @@ struct policy_summary {
   std::string name;
   std::string description;
   std::string parts;  // "index I, fit F", or where a preset's rules are written
-  std::vector<std::string_view> keys;
-  param_set own;  // its defaults and the spec's settings, where they are not the table's
+  std::vector<std::string_view> keys;  // every key it reads (make it to see their values)
 };
 policy_summary describe_policy(std::string_view spec);
 

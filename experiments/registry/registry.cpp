@@ -90,7 +90,7 @@ std::vector<std::string_view> index_keys(std::string_view index)
 struct resolved_policy {
   policy_spec spec;
   registry_detail::preset const* preset = nullptr;  // else a composition of index and fit
-  std::string_view index, fit;
+  std::string index, fit;
   param_set defaults;  // the policy's own, where they are not the table's
   std::vector<std::string_view> keys;
 };
@@ -158,7 +158,7 @@ void check_read(resolved_policy const& r, param_set const& p)
                                     (twin.ends_with("_mb") ? " (in MiB, as PyTorch's option)" : " (in bytes)") + " instead");
     if (part == "index")
       throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", whose index (" +
-                                  std::string(r.index.empty() ? "its own" : r.index) + ") does not read it");
+                                  (r.index.empty() ? std::string("its own") : r.index) + ") does not read it");
     if (std::find(registry_detail::generic_parts.begin(), registry_detail::generic_parts.end(), part) !=
         registry_detail::generic_parts.end())
       throw std::invalid_argument("parameter " + key + " does not apply to " + name);
@@ -216,7 +216,6 @@ policy_summary describe_policy(std::string_view spec)
     s.parts = "index " + std::string(r.index) + ", fit " + std::string(r.fit);
   }
   s.keys = r.keys;
-  s.own = r.defaults.merged_with(r.spec.params);
   return s;
 }
 
