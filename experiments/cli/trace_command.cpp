@@ -85,7 +85,11 @@ int trace_program(std::vector<std::string> const& args)
   auto const dashes = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> const options(args.begin(), dashes);
   std::vector<std::string> const command(dashes == args.end() ? dashes : dashes + 1, args.end());
-  po::options_description desc("fraglab trace [-o DIR] [--only NAME] [--tracer LIB] -- PROGRAM [ARGS...]");
+  po::options_description desc(
+      "fraglab trace [-o DIR] [--only NAME] [--tracer LIB] -- PROGRAM [ARGS...]\n\n"
+      "  fraglab trace -- sqlite3 :memory: \".read q.sql\"        one PROGRAM.PID.fbin per process, here\n"
+      "  fraglab trace --only cc1plus -o traces/ -- g++ -c x.cpp  the compiler proper alone\n\n"
+      "Options");
   desc.add_options()                                                                                       //
       ("output,o", po::value<std::string>()->default_value("."), "directory for the trace files (made if absent)")  //
       ("only", po::value<std::string>()->default_value(""),
