@@ -7,6 +7,7 @@
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
+#include "experiments/params/list_items.hpp"
 #include "experiments/registry/policy_spec.hpp"
 #include "experiments/replay/drive.hpp"
 #include "experiments/replay/run_cells.hpp"
@@ -34,11 +35,7 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
 {
   std::vector<std::string> specs;
   for (std::string const& value : values) {
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      std::size_t const comma = list_comma(rest);
-      std::string_view const piece = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    for (std::string_view const piece : list_items(value)) {
       // `tlsf:sli=4,linear_limit=128`: a KEY=VALUE continues the settings of the spec before
       // it; a piece with its own NAME: starts a spec.
       bool const continues_settings = !specs.empty() && specs.back().find(':') != std::string::npos &&

@@ -4,6 +4,7 @@
 #include "experiments/output/csv.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
+#include "experiments/params/list_items.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
@@ -26,27 +27,16 @@
 namespace fraglab::cli {
 namespace {
 
-std::vector<std::string> split(std::string_view s, char sep)
-{
-  std::vector<std::string> parts;
-  while (true) {
-    std::size_t const at = s.find(sep);
-    parts.emplace_back(s.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    s.remove_prefix(at + 1);
-  }
-}
-
 // --shard I/N: this process runs the cells whose index is I-1 modulo N.
 std::pair<std::size_t, std::size_t> shard_option(po::variables_map const& vm)
 {
   if (!vm.count("shard")) return {0, 1};
   std::string const text = vm["shard"].as<std::string>();
-  auto const parts = split(text, '/');
+  std::size_t const slash = text.find('/');
   std::size_t i = 0, n = 0;
-  bool ok = parts.size() == 2;
+  bool ok = slash != std::string::npos;
   if (ok) {
-    std::istringstream a(parts[0]), b(parts[1]);
+    std::istringstream a(text.substr(0, slash)), b(text.substr(slash + 1));
     ok = static_cast<bool>(a >> i) && a.eof() && static_cast<bool>(b >> n) && b.eof() && n > 0 && i >= 1 && i <= n;
   }
   if (!ok) throw std::invalid_argument("--shard: expected I/N with 1 <= I <= N, got '" + text + "'");
@@ -238,7 +228,11 @@ int sweep(std::vector<std::string> const& args)
       // values that never ran.
       for (auto const& [key, values] : axes)
         if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
-      auto values = split(std::string_view(v).substr(eq + 1), ',');
+      std::vector<std::string> values;
+      for (std::string_view const value : list_items(std::string_view(v).substr(eq + 1))) {
+        if (value.empty()) throw std::invalid_argument("--vary: an empty value in '" + v + "'");
+        values.emplace_back(value);
+      }
       for (std::size_t i = 0; i < values.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
           if (same_param_value(values[i], values[j]))

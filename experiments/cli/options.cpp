@@ -6,6 +6,7 @@
 #include "experiments/output/table_view.hpp"
 #include "experiments/params/closest_name.hpp"
 #include "experiments/params/units.hpp"
+#include "experiments/params/list_items.hpp"
 #include "experiments/registry/policy_spec.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
@@ -164,16 +165,23 @@ param_set cell_parameters(std::string const& spec, param_set const& user, trace:
 
 void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs, bool recorded)
 {
-  bool const pytorch = std::any_of(specs.begin(), specs.end(), [](std::string const& s) { return s.rfind("pytorch_", 0) == 0; });
-  if (!pytorch) return;
+  // The policies that read PyTorch's settings: those the recorded ones would apply to.
+  std::vector<std::string> readers;
+  for (auto const& spec : specs) {
+    auto const read = parameters_read(spec);
+    if (std::find(read.begin(), read.end(), "max_split_size_mb") != read.end()) readers.push_back(parse_policy_spec(spec).label);
+  }
+  if (readers.empty()) return;
+  std::string who;
+  for (auto const& r : readers) who.append(who.empty() ? "" : ", ").append(r);
   for (auto const& t : traces)
     if (!t.recorded_settings.empty())
-      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings << "; the PyTorch presets replay it "
-                << (recorded ? "under those they model (--set overrides one; --ignore-recorded-settings: under their defaults)"
-                             : "under their defaults and --set (--ignore-recorded-settings)")
-                << (t.recorded_settings.find("expandable_segments=True") != std::string::npos
-                        ? "; expandable segments are pytorch_expandable's: -p pytorch_expandable replays them as recorded"
-                        : "")
+      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings << "; " << who << " replay"
+                << (readers.size() == 1 ? "s" : "") << " it "
+                << (recorded ? "under those modelled (--set overrides one; --ignore-recorded-settings: under the defaults)"
+                             : "under the defaults and --set (--ignore-recorded-settings)")
+                << (t.recorded_expandable ? "; expandable segments are pytorch_expandable's: -p pytorch_expandable replays them as recorded"
+                                          : "")
                 << '\n';
 }
 
@@ -399,13 +407,8 @@ view_choice view_option(po::variables_map const& vm)
 {
   view_choice v;
   if (vm.count("columns")) {
-    std::string_view rest = vm["columns"].as<std::string>();
-    while (true) {
-      std::size_t const comma = rest.find(',');
-      if (std::string_view const c = rest.substr(0, comma); !c.empty()) v.columns.emplace_back(c);
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
+    for (std::string_view const c : list_items(vm["columns"].as<std::string>()))
+      if (!c.empty()) v.columns.emplace_back(c);
     if (v.columns.empty()) throw std::invalid_argument("--columns: expected C1,C2,...");
     if (vm.count("all")) throw std::invalid_argument("--columns and --all: give one");
   }

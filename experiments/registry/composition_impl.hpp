@@ -101,7 +101,6 @@ class composition_of final : public composition {
 // is an error, never silently ignored. (make_composition checks every policy's keys more
 // finely; this keeps a composition made outside the registry as strict.)
 void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts);
-
 // Coalesce: `coalescing` (the mode read from the parameters) or a `fixed_coalescing`, which
 // the parameters must then ask for (make_with_immediate_coalescing below).
 template <class Index, class Fit, class Coalesce = coalescing>

@@ -103,11 +103,16 @@ void check_keys(std::string const& name, param_set const& p, std::span<std::stri
 {
   auto const in = [](auto const& list, std::string_view x) { return std::find(list.begin(), list.end(), x) != list.end(); };
   for (auto const& [key, value] : p.values()) {
-    std::string_view const part = part_of(key);
-    if (in(parts, part)) continue;
-    if (in(generic_parts, part)) throw std::invalid_argument("parameter " + key + " does not apply to " + name);
-    throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
+    if (!in(parts, part_of(key))) refuse_unread_key(name, key);
   }
+}
+
+void refuse_unread_key(std::string const& name, std::string const& key)
+{
+  std::string_view const part = part_of(key);
+  if (std::find(generic_parts.begin(), generic_parts.end(), part) != generic_parts.end())
+    throw std::invalid_argument("parameter " + key + " does not apply to " + name);
+  throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
 }
 
 any_backend make_backend(backend_choice const& b, param_set const& p)

@@ -1,5 +1,6 @@
 // Presets that reproduce real allocators, with their own option names as parameters.
 #include "experiments/registry/composition_impl.hpp"
+#include "experiments/params/list_items.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/dlmalloc.hpp"
 #include "policies/presets/pytorch_caching.hpp"
@@ -58,12 +59,8 @@ std::array<std::size_t, presets::pytorch::power2_intervals> roundup_divisions(st
     return out;
   }
   if (text.back() != ']' || text.size() < 3) bad("expected [SIZE:N,...,>:N]");
-  std::string_view rest = std::string_view(text).substr(1, text.size() - 2);
   std::optional<std::size_t> last;
-  while (!rest.empty()) {
-    std::size_t const comma = rest.find(',');
-    std::string_view const entry = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  for (std::string_view const entry : list_items(std::string_view(text).substr(1, text.size() - 2))) {
     std::size_t const colon = entry.find(':');
     if (colon == std::string_view::npos) bad("expected SIZE:N in each entry");
     std::size_t const divisions = number(entry.substr(colon + 1));

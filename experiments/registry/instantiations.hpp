@@ -14,6 +14,10 @@ namespace fraglab::registry_detail {
 inline constexpr std::array<std::string_view, 7> generic_parts{"backend", "index", "split", "coalesce",
                                                                 "growth",  "size",  "pools"};
 
+// The refusal of a key that policy `name` does not read, naming the preset the key belongs
+// to where it is one preset's own.
+[[noreturn]] void refuse_unread_key(std::string const& name, std::string const& key);
+
 using composition_factory = std::unique_ptr<composition> (*)(std::string, param_set const&, backend_choice const&);
 
 struct instantiation {

@@ -1,19 +1,10 @@
 #include "experiments/registry/policy_spec.hpp"
 
+#include "experiments/params/list_items.hpp"
+
 #include <stdexcept>
 
 namespace fraglab {
-
-std::size_t list_comma(std::string_view s) noexcept
-{
-  int depth = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '[') ++depth;
-    else if (s[i] == ']' && depth > 0) --depth;
-    else if (s[i] == ',' && depth == 0) return i;
-  }
-  return std::string_view::npos;
-}
 
 policy_spec parse_policy_spec(std::string_view text)
 {
@@ -34,11 +25,9 @@ policy_spec parse_policy_spec(std::string_view text)
   if (out.base.empty()) refuse("expected a policy name before ':'");
   bool const composed = out.base == compose_name;
   if (colon != std::string_view::npos) {
-    std::string_view rest = body.substr(colon + 1);
+    std::string_view const rest = body.substr(colon + 1);
     if (rest.empty()) refuse("expected KEY=VALUE after ':'");
-    while (true) {
-      std::size_t const comma = list_comma(rest);
-      std::string_view const kv = rest.substr(0, comma);
+    for (std::string_view const kv : list_items(rest)) {
       std::size_t const eq = kv.find('=');
       if (eq == std::string_view::npos || eq == 0) refuse("expected KEY=VALUE, got '" + std::string(kv) + "'");
       std::string_view const key = kv.substr(0, eq);
@@ -51,8 +40,6 @@ policy_spec parse_policy_spec(std::string_view text)
       } else {
         out.params.set(key, kv.substr(eq + 1));
       }
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
     }
   }
   if (composed && (out.index.empty() || out.fit.empty())) refuse("compose: must name index=... and fit=...");

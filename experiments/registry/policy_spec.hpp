@@ -27,8 +27,4 @@ inline constexpr std::string_view compose_name = "compose";
 // Throws std::invalid_argument naming the spec and what it expected.
 policy_spec parse_policy_spec(std::string_view text);
 
-// The first comma of `s` outside brackets, which hold a list value
-// (roundup_power2_divisions=[1:4,>:2]); npos where there is none.
-std::size_t list_comma(std::string_view s) noexcept;
-
 }  // namespace fraglab

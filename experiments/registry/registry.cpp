@@ -5,6 +5,7 @@
 #include "policies/presets/rmm_pool.hpp"
 #include "policies/presets/tlsf.hpp"
 
+#include "experiments/params/list_items.hpp"
 #include "experiments/registry/policy_spec.hpp"
 #include "experiments/params/closest_name.hpp"
 
@@ -64,11 +65,8 @@ registry_detail::preset const* find_preset(std::string_view name)
 
 void apply_assignments(param_set& p, std::string_view list)
 {
-  while (!list.empty()) {
-    std::size_t const comma = list.find(',');
-    if (std::string_view const kv = list.substr(0, comma); !kv.empty()) p.set_assignment(kv);
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-  }
+  for (std::string_view const kv : list_items(list))
+    if (!kv.empty()) p.set_assignment(kv);
 }
 
 named_composition const* find_named(std::string_view name)
@@ -149,20 +147,16 @@ void check_read(resolved_policy const& r, param_set const& p)
 {
   for (auto const& [key, value] : p.values()) {
     if (reads(r, key)) continue;
-    std::string_view const part = part_of(key);
     std::string const name = r.spec.label;
     // max_split_size (bytes, a composition's) and max_split_size_mb (MiB, PyTorch's option).
     for (std::string const& twin : {key + "_mb", key.ends_with("_mb") ? key.substr(0, key.size() - 3) : std::string()})
       if (!twin.empty() && reads(r, twin))
         throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", which reads " + twin +
                                     (twin.ends_with("_mb") ? " (in MiB, as PyTorch's option)" : " (in bytes)") + " instead");
-    if (part == "index")
+    if (part_of(key) == "index")
       throw std::invalid_argument("parameter " + key + " does not apply to " + name + ", whose index (" +
                                   (r.index.empty() ? std::string("its own") : r.index) + ") does not read it");
-    if (std::find(registry_detail::generic_parts.begin(), registry_detail::generic_parts.end(), part) !=
-        registry_detail::generic_parts.end())
-      throw std::invalid_argument("parameter " + key + " does not apply to " + name);
-    throw std::invalid_argument("parameter " + key + " belongs to the " + std::string(part) + " preset and does not apply to " + name);
+    registry_detail::refuse_unread_key(name, key);
   }
 }
 

@@ -229,6 +229,7 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
     traces.push_back(device_trace(d, device_label(s, d.device)));
     traces.back().recorded_settings = non_default_settings(s.settings);
     traces.back().recorded_parameters = preset_parameters(s.settings);
+    traces.back().recorded_expandable = s.settings.expandable_segments;
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) {
       traces.back().start_segments.clear();

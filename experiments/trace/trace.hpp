@@ -73,6 +73,7 @@ struct trace {
   // The same as the PyTorch presets' parameters (KEY, VALUE), those they model: what a replay
   // under them applies unless told to ignore them.
   std::vector<std::pair<std::string, std::string>> recorded_parameters;
+  bool recorded_expandable = false;  // a snapshot recorded with expandable_segments:True
 
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }

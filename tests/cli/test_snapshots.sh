@@ -124,6 +124,8 @@ expect "verify: an OOM the preset would have served is a mismatch, named by its 
 # --- releases -----------------------------------------------------------------------------
 row() { "$fraglab" replay "$@" -p pytorch_caching --repeat 0 --format csv | tail -1; }
 col() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i } NR == 2 { print $c }'; }
+# Every row's cell of column $1, read as CSV (a list value is quoted, with its commas).
+cols() { /usr/bin/python3 -c 'import csv, sys; [print(r[sys.argv[1]]) for r in csv.DictReader(sys.stdin)]' "$1"; }
 csv=$("$fraglab" replay "$work/emptied.pickle" -p pytorch_caching --repeat 0 --format csv)
 expect "empty_cache is replayed: a cache release, and the segment goes back" \
   '[[ $(col cache_releases <<<"$csv") -eq 1 && $(col releases <<<"$csv") -eq 1 && $(col acquisitions <<<"$csv") -eq 2 ]]'
@@ -147,7 +149,13 @@ expect "verify applies roundup_power2_divisions as recorded, per interval" '[[ $
 csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv 2>"$work/note"); rc=$?
 expect "replay under a PyTorch preset applies the recorded roundup_power2_divisions, per interval, and says so" \
   '[[ $rc -eq 0 && $(col peak_allocated_bytes <<<"$csv") -eq 7340544 && $csv == *"roundup_power2_divisions=[1:0,2:0,4:2,8:0,"* &&
-     $(cat "$work/note") == *"divisions.pickle was recorded with roundup_power2_divisions[4 MiB]=2; the PyTorch presets replay it under those they model"* ]]'
+     $(cat "$work/note") == *"divisions.pickle was recorded with roundup_power2_divisions[4 MiB]=2; pytorch_caching replays it under those modelled"* ]]'
+"$fraglab" replay "$work/divisions.pickle" -p best_fit --backend simulated --repeat 0 --format csv >/dev/null 2>"$work/note"; rc=$?
+expect "a policy that reads none of PyTorch's settings gets no note about them" '[[ $rc -eq 0 && ! -s $work/note ]]'
+# A list value is one value of --vary: its commas are inside brackets.
+csv=$("$fraglab" sweep "$work/divisions.pickle" -p pytorch_caching --vary 'roundup_power2_divisions=[1:0,4:2,>:0],0' --format csv 2>/dev/null); rc=$?
+expect "--vary takes a bracketed list as one value" \
+  '[[ $rc -eq 0 && $(cols peak_allocated_bytes <<<"$csv" | tr "\n" " ") == "7340544 6292480 " ]]'
 csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv --ignore-recorded-settings 2>/dev/null)
 expect "--ignore-recorded-settings replays under the preset's defaults" '[[ $(col peak_allocated_bytes <<<"$csv") -eq 6292480 ]]'
 csv=$("$fraglab" replay "$work/divisions.pickle" -p pytorch_caching --repeat 0 --format csv --set roundup_power2_divisions=0 2>/dev/null)
