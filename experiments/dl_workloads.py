@@ -2,8 +2,9 @@
 per seed), plus the PyTorch snapshots in ../shared/traces/pytorch when present."""
 
 import os
+import sys
 
-from results_io import SHARED_TRACES, file_digest, run
+from results_io import SHARED_TRACES, file_digest, input_arguments, run
 
 # (name, gen arguments, quick gen arguments)
 GENERATED = [
@@ -38,3 +39,14 @@ def workloads(fraglab, work, quick=False):
                 traces[f[: -len(".pickle")]] = os.path.join(snapshots, f)
                 inputs[f[: -len(".pickle")]] = f"{f}, sha256 {file_digest(os.path.join(snapshots, f))}"
     return traces, inputs
+
+
+
+def main(argv):
+    args = input_arguments("generate the deep-learning workloads", argv)
+    for name, made in workloads(args.fraglab, args.work_dir, args.quick)[1].items():
+        print(f"{name}: {made}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

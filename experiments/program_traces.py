@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from results_io import ROOT, SHARED_TRACES, file_digest, first_line
+from results_io import ROOT, SHARED_TRACES, file_digest, first_line, input_arguments
 
 WORKLOADS = os.path.join(ROOT, "experiments", "workloads")
 
@@ -86,3 +86,15 @@ def host_traces(quick):
                 traces[f[: -len(".csv")]] = os.path.join(host, f)
                 versions[f] = f"sha256 {file_digest(os.path.join(host, f))}"
     return traces, versions
+
+
+
+def main(argv):
+    args = input_arguments("trace the programs the program tables read", argv)
+    traces, versions = capture(args.fraglab, args.work_dir, args.quick)
+    for name, path in traces.items():
+        print(f"{name}: {path} ({versions[name]})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -221,6 +221,17 @@ def common_arguments(parser, work_dir):
     parser.add_argument("--jobs", default=str(os.cpu_count() or 1))
 
 
+def input_arguments(description, argv):
+    """The options of a script that makes the inputs of others (program_traces.py,
+    dl_workloads.py), as those would make them on their first run: the workflow
+    (experiments/Snakefile) makes each once for every script that reads it."""
+    parser = argparse.ArgumentParser(description=description, allow_abbrev=False)
+    parser.add_argument("--fraglab", default=DEFAULT_FRAGLAB, type=program_file)
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--quick", action="store_true", help="the tests' small inputs")
+    return parser.parse_args(argv)
+
+
 def at_least_one(text):
     """argparse type of a count of rounds or passes: an integer of at least 1."""
     try:

@@ -1,5 +1,6 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_option.hpp"
 
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/progress_meter.hpp"
@@ -117,7 +118,8 @@ int replay(std::vector<std::string> const& args)
       "  fraglab replay snap.pickle -p tf_bfc,pytorch_caching --explain   with a legend of the columns\n"
       "  fraglab replay run.trace -p tlsf,tlsf:sli=3@coarse --sort frag4  a policy's own setting, and a label\n"
       "  fraglab replay run.trace -p best_fit,tf_bfc --backend simulated  policies of different default backends\n"
-      "  fraglab replay run.trace -p best_fit -o out.csv                   every column, raw, as CSV\n\n"
+      "  fraglab replay run.trace -p best_fit -o out.csv                   every column, raw, as CSV\n"
+      "  fraglab replay *.pickle -p tf_bfc,pytorch_caching --shard 2/8 -o part2.csv   (then `fraglab merge`)\n\n"
       "P: a name from `fraglab policies`, NAME:KEY=VALUE,... for its own settings, compose:index=I,fit=F,..., and\n"
       "@LABEL at the end to name its rows. --set KEY=VALUE applies to the policies that read KEY.\n"
       "The table shows trace, policy, backend, peak live and reserved bytes, frag4 (peak reserved / peak live\n"
@@ -125,6 +127,8 @@ int replay(std::vector<std::string> const& args)
       "Options");
   add_trace_and_policy_options(desc);
   add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1 apart from timing)");
+  add_shard_option(desc, "(trace, policy) pairs");
+  add_list_cells_option(desc);
   desc.add_options()                                                                                          //
       ("strict", "a free of an unknown id or a reused live id is an error")                                   //
       ("stop-on-failure", "stop a replay at its first failed allocation")  //
@@ -138,6 +142,7 @@ int replay(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   check_output_options(vm, {"output", "timeseries"});
   unsigned const jobs = jobs_option(vm);
+  shard const part = shard_option(vm);
   allocator_options const chosen = read_allocator_options(vm);
   replay_options options;
   options.strict = vm.count("strict") != 0;
@@ -151,20 +156,31 @@ int replay(std::vector<std::string> const& args)
   bool const recorded = recorded_settings_applied(vm);
   note_recorded_settings(traces, specs, recorded);
   options.timeseries = vm.count("timeseries") != 0;
+  std::size_t const cells = traces.size() * compositions.size();
+  std::vector<std::size_t> const mine = part.cells(cells);
+  if (vm.count("list-cells")) {
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t cell : mine) {
+      trace::trace const& t = traces[cell / compositions.size()];
+      rows.push_back({std::to_string(cell), t.name, specs[cell % compositions.size()], std::to_string(t.event_count())});
+    }
+    write_cell_list(vm, {"cell", "trace", "policy", "events"}, rows);
+    return 0;
+  }
   // A cell whose trace was recorded under settings its policy reads runs a composition of its own.
-  std::vector<std::unique_ptr<composition>> own(traces.size() * compositions.size());
-  for (std::size_t cell = 0; cell < own.size(); ++cell) {
+  std::vector<std::unique_ptr<composition>> own(cells);
+  for (std::size_t const cell : mine) {
     std::string const& spec = specs[cell % compositions.size()];
     param_set const p = cell_parameters(spec, chosen.user, traces[cell / compositions.size()], recorded);
     if (p.values() != scoped_parameters(spec, chosen.user).values()) own[cell] = make_composition(spec, p, chosen.backend);
   }
 
   std::uint64_t work = 0;
-  for (auto const& t : traces) work += replay_work(t.event_count(), options) * compositions.size();
-  std::size_t const cells = traces.size() * compositions.size();
-  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, cells);
+  for (std::size_t const cell : mine) work += replay_work(traces[cell / compositions.size()].event_count(), options);
+  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
   options.progress = &progress;
-  auto const results = run_cells<replay_result>(cells, jobs, [&](std::size_t cell) {
+  auto const results = run_cells<replay_result>(mine.size(), jobs, [&](std::size_t k) {
+    std::size_t const cell = mine[k];
     composition const& c = own[cell] ? *own[cell] : *compositions[cell % compositions.size()];
     replay_result r = c.replay(traces[cell / compositions.size()], options);
     progress.cell_done();
@@ -172,14 +188,18 @@ int replay(std::vector<std::string> const& args)
   });
   progress.finish();
   std::vector<std::vector<std::string>> rows, series;
-  for (auto const& r : results) {
-    rows.push_back(result_cells(r));
-    append_timeseries_rows(r, series);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    rows.push_back(result_cells(results[k]));
+    rows.back().insert(rows.back().begin(), std::to_string(mine[k]));
+    append_timeseries_rows(results[k], series);
   }
   // The time series first: a failure to write it leaves no results table either.
   if (options.timeseries)
     write_output_file(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
-  write_rows(vm, result_columns(), rows);
+  std::vector<std::string> columns = result_columns();
+  columns.insert(columns.begin(), "cell");
+  write_cell_rows(vm, part, replay_part, cells, part.given ? run_id("replay", traces, specs, {}, chosen.user, chosen.backend, options) : "",
+                  std::move(columns), std::move(rows));
   return 0;
 }
 

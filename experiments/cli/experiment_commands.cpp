@@ -1,6 +1,7 @@
 // fraglab info, sweep, capacity and merge: the commands that run many cells of an experiment.
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_option.hpp"
 #include "experiments/output/csv.hpp"
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
@@ -26,66 +27,6 @@
 
 namespace fraglab::cli {
 namespace {
-
-// --shard I/N: this process runs the cells whose index is I-1 modulo N.
-std::pair<std::size_t, std::size_t> shard_option(po::variables_map const& vm)
-{
-  if (!vm.count("shard")) return {0, 1};
-  std::string const text = vm["shard"].as<std::string>();
-  std::size_t const slash = text.find('/');
-  std::size_t i = 0, n = 0;
-  bool ok = slash != std::string::npos;
-  if (ok) {
-    std::istringstream a(text.substr(0, slash)), b(text.substr(slash + 1));
-    ok = static_cast<bool>(a >> i) && a.eof() && static_cast<bool>(b >> n) && b.eof() && n > 0 && i >= 1 && i <= n;
-  }
-  if (!ok) throw std::invalid_argument("--shard: expected I/N with 1 <= I <= N, got '" + text + "'");
-  return {i - 1, n};
-}
-
-// What makes the cells of a sweep: its traces (by file name and length, so that the same
-// files under other paths on another node still agree), policies, grid, parameters,
-// backend and timing. A sharded sweep labels each row with its 64-bit FNV-1a (Fowler, Noll,
-// Vo), written here rather than taken from Boost, whose hash may change between versions
-// while the parts of one sweep come from many machines.
-std::string sweep_id(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs,
-                     std::vector<std::pair<std::string, std::vector<std::string>>> const& axes, param_set const& user,
-                     backend_choice const& backend, replay_options const& options)
-{
-  std::string text;
-  // Each item prefixed by its length, so that no two descriptions run together alike.
-  auto add = [&](std::string_view item) {
-    text += std::to_string(item.size());
-    text += ':';
-    text += item;
-  };
-  for (auto const& t : traces) {
-    add(t.name);
-    add(std::to_string(t.event_count()));
-  }
-  add("policies");
-  for (auto const& s : specs) add(s);
-  for (auto const& [key, values] : axes) {
-    add("vary " + key);
-    for (auto const& v : values) add(v);
-  }
-  for (auto const& [key, value] : user.values()) add("set " + key + "=" + value);
-  add("backend " + backend.kind + " " + std::to_string(backend.capacity));
-  add("repeat " + std::to_string(options.repeats) + (options.warm ? " warm" : "") +
-      (options.frees == free_by::address ? " by address" : ""));
-  std::uint64_t h = 0xcbf29ce484222325;
-  for (unsigned char const c : text) {
-    h ^= c;
-    h *= 0x100000001b3;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
-// The two columns a sharded sweep appends, which merge checks and drops.
-constexpr std::string_view sweep_cells_column = "sweep_cells";
-constexpr std::string_view sweep_id_column = "sweep_id";
 
 std::string quantile(std::vector<std::size_t>& v, double q)
 {
@@ -202,8 +143,9 @@ int sweep(std::vector<std::string> const& args)
       "Options");
   add_trace_and_policy_options(desc);
   desc.add_options()                                                                                 //
-      ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable")  //
-      ("shard", po::value<std::string>(), "I/N: run every N-th cell starting at the I-th (1-based); `fraglab merge` joins the parts");
+      ("vary", po::value<std::vector<std::string>>(), "KEY=V1,V2,...: one axis of the grid, repeatable");
+  add_shard_option(desc, "cells of the grid");
+  add_list_cells_option(desc);
   add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1)");
   add_timing_options(desc, "0");
   add_allocator_options(desc);
@@ -213,6 +155,7 @@ int sweep(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   check_output_options(vm, {"output"});
   unsigned const jobs = jobs_option(vm);
+  shard const part = shard_option(vm);
   replay_options options;
   read_timing_options(vm, options);
   allocator_options const chosen = read_allocator_options(vm);
@@ -291,9 +234,24 @@ int sweep(std::vector<std::string> const& args)
   for (grid_cell const& cell : cells) (void)make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend);
 
   std::size_t const total = cells.size();
-  auto const [shard, shards] = shard_option(vm);
-  std::vector<std::size_t> mine;
-  for (std::size_t c = shard; c < total; c += shards) mine.push_back(c);
+  std::vector<std::size_t> const mine = part.cells(total);
+  std::vector<std::string> columns = result_columns();
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
+  columns.insert(columns.begin(), "cell");
+  if (vm.count("list-cells")) {
+    std::vector<std::string> listed(columns.begin(), columns.begin() + 3 + static_cast<std::ptrdiff_t>(axes.size()));
+    listed.emplace_back("events");
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t c : mine) {
+      grid_cell const& cell = cells[c];
+      rows.push_back({std::to_string(c), traces[cell.trace].name, specs[cell.spec]});
+      rows.back().insert(rows.back().end(), cell.point.begin(), cell.point.end());
+      rows.back().push_back(std::to_string(traces[cell.trace].event_count()));
+    }
+    write_cell_list(vm, listed, rows);
+    return 0;
+  }
   std::uint64_t work = 0;
   for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
@@ -308,24 +266,10 @@ int sweep(std::vector<std::string> const& args)
     return row;
   });
   progress.finish();
-  std::vector<std::string> columns = result_columns();
-  for (std::size_t a = 0; a < axes.size(); ++a)
-    columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
-  columns.insert(columns.begin(), "cell");
-  if (!vm.count("shard")) {
-    write_rows(vm, columns, results);
-    return 0;
-  }
   // A part says which sweep it belongs to and how many cells that sweep has, so that merge
   // can tell a complete set of parts from one that lacks the last shard or mixes two sweeps.
-  std::string const id = sweep_id(traces, specs, axes, user, backend, options);
-  columns.emplace_back(sweep_cells_column);
-  columns.emplace_back(sweep_id_column);
-  for (auto& row : results) {
-    row.push_back(std::to_string(total));
-    row.push_back(id);
-  }
-  write_rows(vm, columns, results);
+  write_cell_rows(vm, part, sweep_part, total, part.given ? run_id("sweep", traces, specs, axes, user, backend, options) : "",
+                  std::move(columns), std::move(results));
   return 0;
 }
 
@@ -411,10 +355,12 @@ int merge(std::vector<std::string> const& args)
 {
   po::options_description desc(
       "fraglab merge PART.csv... [-o OUT] [--format F]\n\n"
-      "  fraglab merge part1.csv part2.csv part3.csv -o sweep.csv   the parts of `sweep --shard I/3`, in cell order\n\n"
+      "  fraglab merge part1.csv part2.csv part3.csv -o sweep.csv   the parts of `sweep --shard I/3`, in cell order\n"
+      "  fraglab merge parts/part-*.csv -o table.csv                  the parts of `replay --shard slurm` (docs/cluster.md)\n\n"
+      "The merged table is the one the run would have written unsharded; a missing, repeated or foreign cell is refused.\n\n"
       "Options");
   desc.add_options()("part", po::value<std::vector<std::string>>()->multitoken(),
-                     "CSV outputs of `fraglab sweep --shard I/N --format csv`");
+                     "CSV outputs of `fraglab sweep` or `fraglab replay` with --shard (and --format csv or -o PART.csv)");
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "part");
   if (!parsed) return 0;
@@ -423,12 +369,14 @@ int merge(std::vector<std::string> const& args)
   check_output_options(vm, {"output"});
   std::vector<std::string> columns;
   std::map<std::size_t, std::vector<std::string>> by_cell;
-  // The sweep every row must belong to, as the first row read names it, and where that was.
+  // The run every row must belong to, as the first row read names it, and where that was.
   std::string id;
-  std::size_t sweep_cells = 0;
+  std::size_t run_cells = 0;
   std::string first_row;
+  part_columns kind = sweep_part;
+  auto const run = [&] { return std::string(kind.id == replay_part.id ? "replay" : "sweep"); };
   for (auto const& path : vm["part"].as<std::vector<std::string>>()) {
-    std::ifstream in = open_input(path, "a sweep CSV");
+    std::ifstream in = open_input(path, "a CSV part of a sharded run");
     std::vector<std::string> cells;
     std::size_t lines = 0, records = 0;
     for (std::size_t before = 0; read_csv_record(in, path, lines, cells); before = lines) {
@@ -436,10 +384,15 @@ int merge(std::vector<std::string> const& args)
       auto const where = path + ":" + std::to_string(number) + ": ";
       if (++records == 1) {
         if (cells.empty() || cells[0] != "cell")
-          throw input_error(where + "expected a sweep CSV header starting with 'cell', got " + fraglab::quoted(cells.empty() ? "" : cells[0]));
-        if (cells.size() < 3 || cells[cells.size() - 2] != sweep_cells_column || cells.back() != sweep_id_column)
-          throw input_error(where + "expected the CSV of `fraglab sweep --shard I/N --format csv`, whose last columns are " +
-                            std::string(sweep_cells_column) + " and " + std::string(sweep_id_column));
+          throw input_error(where + "expected the header of a sharded run's part, starting with 'cell', got " + fraglab::quoted(cells.empty() ? "" : cells[0]));
+        auto const made_by = std::find_if(std::begin(part_kinds), std::end(part_kinds), [&](part_columns const& k) {
+          return cells.size() >= 3 && cells[cells.size() - 2] == k.cells && cells.back() == k.id;
+        });
+        if (made_by == std::end(part_kinds))
+          throw input_error(where + "expected the CSV of `fraglab sweep` or `fraglab replay` with --shard, whose last columns are " +
+                            std::string(sweep_part.cells) + " and " + std::string(sweep_part.id) + " (" + std::string(replay_part.cells) +
+                            " and " + std::string(replay_part.id) + " for a replay)");
+        kind = *made_by;
         if (columns.empty()) columns = cells;
         else if (cells != columns) throw input_error(where + "the header differs from the first part's");
         continue;
@@ -454,35 +407,36 @@ int merge(std::vector<std::string> const& args)
         return n;
       };
       std::size_t const cell = whole_number(cells[0], "a cell number");
-      std::size_t const of = whole_number(cells[cells.size() - 2], "the sweep's cell count");
+      std::size_t const of = whole_number(cells[cells.size() - 2], "the run's cell count");
       if (id.empty()) {
         id = cells.back();
-        sweep_cells = of;
+        run_cells = of;
         first_row = path + ":" + std::to_string(number);
-      } else if (cells.back() != id || of != sweep_cells) {
-        throw input_error(where + "this row is of another sweep than " + first_row + " (sweep_id " + fraglab::quoted(cells.back()) + " of " +
-                          std::to_string(of) + " cells, there " + fraglab::quoted(id) + " of " + std::to_string(sweep_cells) +
+      } else if (cells.back() != id || of != run_cells) {
+        throw input_error(where + "this row is of another " + run() + " than " + first_row + " (" + std::string(kind.id) + " " +
+                          fraglab::quoted(cells.back()) + " of " + std::to_string(of) + " cells, there " + fraglab::quoted(id) + " of " +
+                          std::to_string(run_cells) +
                           "): their traces, policies, grid, parameters, backend or timing differ");
       }
-      if (cell >= sweep_cells)
-        throw input_error(where + "cell " + std::to_string(cell) + " is outside its sweep's " + std::to_string(sweep_cells) + " cells");
+      if (cell >= run_cells)
+        throw input_error(where + "cell " + std::to_string(cell) + " is outside its " + run() + "'s " + std::to_string(run_cells) + " cells");
       cells.resize(cells.size() - 2);
       if (!by_cell.emplace(cell, cells).second)
         throw input_error(where + "cell " + std::to_string(cell) + " appears twice");
     }
-    if (records == 0) throw input_error(path + ": empty file, expected a sweep CSV");
+    if (records == 0) throw input_error(path + ": empty file, expected a CSV part of a sharded run");
   }
   // A part may hold no cell (a shard past the grid's end), but some part must say which
-  // sweep they are, and so how many cells make it whole.
-  if (id.empty()) throw input_error("the parts hold no cell, so which sweep they are parts of is unknown");
-  for (std::size_t cell = 0; cell < sweep_cells; ++cell)
+  // run they are, and so how many cells make it whole.
+  if (id.empty()) throw input_error("the parts hold no cell, so which run they are parts of is unknown");
+  for (std::size_t cell = 0; cell < run_cells; ++cell)
     if (!by_cell.count(cell))
-      throw input_error("cell " + std::to_string(cell) + " of the sweep's " + std::to_string(sweep_cells) +
+      throw input_error("cell " + std::to_string(cell) + " of the " + run() + "'s " + std::to_string(run_cells) +
                         " is missing from every part (is a shard's part not given?)");
   columns.resize(columns.size() - 2);
   std::vector<std::vector<std::string>> rows;
   for (auto& [cell, row] : by_cell) rows.push_back(std::move(row));
-  write_rows(vm, columns, rows);
+  write_cell_rows(vm, shard{}, kind, run_cells, id, std::move(columns), std::move(rows));
   return 0;
 }
 

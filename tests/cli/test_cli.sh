@@ -253,7 +253,7 @@ expect "merge refuses the parts of two different sweeps" '[[ $rc -eq 2 && $err =
 err=$("$fraglab" merge "$work/sweep1.csv" 2>&1); rc=$?
 expect "merge refuses a CSV that is not a shard's part" '[[ $rc -eq 2 && $err == *sweep1.csv:1:*sweep_cells* ]]'
 err=$("$fraglab" merge "$work" 2>&1); rc=$?
-expect "merge refuses a directory as a part" '[[ $rc -eq 2 && $err == *"a directory; expected a sweep CSV"* ]]'
+expect "merge refuses a directory as a part" '[[ $rc -eq 2 && $err == *"a directory; expected a CSV part of a sharded run"* ]]'
 { head -1 "$work/pair1.csv"; tail -n +2 "$work/pair1.csv" | sed $'1s/^0,/\x1b[2J,/'; } > "$work/badcell.csv"
 err=$("$fraglab" merge "$work/badcell.csv" 2>&1); rc=$?
 expect "merge quotes a bad field, control bytes escaped" '[[ $rc -eq 2 && $err == *badcell.csv:2:*"a cell number, got '"'"'\x1b[2J'"'"'"* ]]'
@@ -266,6 +266,64 @@ err=$("$fraglab" replay "$work/p.trace" -p , 2>&1); rc=$?
 expect "-p naming no policy exits 2, not an empty table" '[[ $rc -eq 2 && $err == *"no policy given"* ]]'
 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard 4/3 >/dev/null 2>&1; rc=$?
 expect "sweep rejects a bad shard" '[[ $rc -eq 2 ]]'
+
+# --shard slurm: the shard from the array task's place among the array's ids (the variables
+# Slurm sets in each task), as docs/cluster.md's job script uses it.
+slurm_task() {  # ID MIN MAX COUNT STEP, then the command: run as that task of a Slurm array
+  local id=$1 least=$2 most=$3 count=$4 step=$5
+  shift 5
+  env SLURM_JOB_ID=77 SLURM_ARRAY_JOB_ID=70 SLURM_ARRAY_TASK_ID="$id" SLURM_ARRAY_TASK_MIN="$least" \
+    SLURM_ARRAY_TASK_MAX="$most" SLURM_ARRAY_TASK_COUNT="$count" ${step:+SLURM_ARRAY_TASK_STEP="$step"} "$@"
+}
+for i in 0 1 2; do slurm_task $i 0 2 3 1 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard slurm -o "$work/slurm$i.csv"; done
+expect "--shard slurm in task i of an array 0-2 is --shard i+1/3" \
+  'cmp -s "$work/slurm0.csv" "$work/part1.csv" && cmp -s "$work/slurm1.csv" "$work/part2.csv" && cmp -s "$work/slurm2.csv" "$work/part3.csv"'
+slurm_task 4 1 7 3 "" "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard slurm --list-cells > "$work/stepped.csv"
+expect "an array 1-7:3 without SLURM_ARRAY_TASK_STEP: task 4 is the second of three" \
+  '[[ $(cut -d, -f1 "$work/stepped.csv" | tr "\n" " ") == "cell 1 4 7 10 " ]]'
+slurm_task 7 1 7 3 3 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard slurm --list-cells > "$work/stepped.csv"
+expect "an array 1-7:3: task 7 is the third of three" '[[ $(cut -d, -f1 "$work/stepped.csv" | tr "\n" " ") == "cell 2 5 8 11 " ]]'
+err=$(slurm_task 4 1 5 3 1 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard slurm -o "$work/uneven.csv" 2>&1); rc=$?
+expect "an array of ids not evenly spaced (1,4,5) is refused, and no file is made" \
+  '[[ $rc -eq 2 && $err == *"task 4 of an array of 3 tasks from 1 to 5"*"not evenly spaced"* && ! -e $work/uneven.csv ]]'
+err=$(env -u SLURM_ARRAY_TASK_ID SLURM_JOB_ID=12 "$fraglab" sweep "$work/p.trace" "${grid[@]}" --shard slurm 2>&1); rc=$?
+expect "--shard slurm in a Slurm job that is no array is refused, naming the job" \
+  '[[ $rc -eq 2 && $err == *"SLURM_ARRAY_TASK_ID is not set: Slurm job 12 is not an array job"* ]]'
+err=$(env -u SLURM_ARRAY_TASK_ID -u SLURM_JOB_ID "$fraglab" replay "$work/p.trace" -p tlsf --shard slurm 2>&1); rc=$?
+expect "--shard slurm outside Slurm is refused, saying what to do" \
+  '[[ $rc -eq 2 && $err == *"this is not a Slurm job; submit it with sbatch --array=0-N"*"or give --shard I/N"* ]]'
+err=$(slurm_task 2 0 3 4 1 env SLURM_ARRAY_TASK_MAX=x "$fraglab" replay "$work/p.trace" -p tlsf --shard slurm 2>&1); rc=$?
+expect "a Slurm variable that is no number is named" '[[ $rc -eq 2 && $err == *"expected a whole number in SLURM_ARRAY_TASK_MAX, got '"'"'x'"'"'"* ]]'
+err=$(slurm_task 2 0 3 4 1 "$fraglab" replay "$work/no-such.trace" -p tlsf --shard slurm 2>&1); rc=$?
+expect "a task's bad trace is still named, the shard being sound" '[[ $rc -eq 2 && $err == *"no-such.trace"* ]]'
+
+# --list-cells: what a cluster job must be sized for, without running anything.
+out=$("$fraglab" sweep "$work/p.trace" "${grid[@]}" --list-cells); rc=$?
+expect "sweep --list-cells lists every cell with its trace's events" \
+  '[[ $rc -eq 0 && $(head -1 <<<"$out") == cell,trace,policy,split_ratio,max_internal_fragmentation,events && $(wc -l <<<"$out") -eq 13 ]]'
+out=$("$fraglab" sweep "$work/p.trace" "${grid[@]}" --list-cells --shard 2/5)
+expect "with --shard, only that shard's cells" '[[ $(cut -d, -f1 <<<"$out" | tr "\n" " ") == "cell 1 6 11 " ]]'
+out=$("$fraglab" replay "$work/p.trace" "$work/tiny.trace" -p tlsf,best_fit --list-cells)
+expect "replay --list-cells lists its (trace, policy) pairs as a table" \
+  '[[ $(head -1 <<<"$out") == "cell  trace       policy    events" && $(wc -l <<<"$out") -eq 5 && $(tail -1 <<<"$out") == *"3  tiny.trace  best_fit"* ]]'
+
+# replay --shard: (trace, policy) pairs as cells; merged parts are the unsharded table.
+rgrid=("$work/p.trace" "$work/tiny.trace" -p tlsf,best_fit,tf_bfc --backend heap --repeat 0 --format csv)
+"$fraglab" replay "${rgrid[@]}" -o "$work/replay-whole.csv"
+for i in 1 2 4; do "$fraglab" replay "${rgrid[@]}" --shard $i/4 -o "$work/rpart$i.csv"; done
+expect "a replay's part starts with its cells and ends with replay_cells and replay_id" \
+  '[[ $(head -1 "$work/rpart2.csv") == cell,trace,policy,*,replay_cells,replay_id && $(sed -n 2p "$work/rpart2.csv") == 1,*,6,???????????????? ]]'
+err=$("$fraglab" merge "$work/rpart1.csv" "$work/rpart2.csv" "$work/rpart4.csv" 2>&1); rc=$?
+expect "merge refuses a replay without shard 3" '[[ $rc -eq 2 && $err == *"cell 2 of the replay'"'"'s 6 is missing"* ]]'
+"$fraglab" replay "${rgrid[@]}" --shard 3/4 -o "$work/rpart3.csv"
+"$fraglab" merge "$work"/rpart{4,2,3,1}.csv -o "$work/replay-merged.csv"; rc=$?
+expect "merged replay parts are the unsharded replay's table, without the cell column" \
+  '[[ $rc -eq 0 ]] && cmp -s "$work/replay-whole.csv" "$work/replay-merged.csv"'
+err=$("$fraglab" merge "$work/rpart1.csv" "$work/part2.csv" 2>&1); rc=$?
+expect "merge refuses a sweep's part among a replay's" '[[ $rc -eq 2 && $err == *part2.csv:1:*"header differs"* ]]'
+"$fraglab" replay "${rgrid[@]}" --strict --shard 3/4 -o "$work/rstrict3.csv"
+err=$("$fraglab" merge "$work"/rpart{1,2,4}.csv "$work/rstrict3.csv" 2>&1); rc=$?
+expect "a part run under other replay options is another replay's" '[[ $rc -eq 2 && $err == *rstrict3.csv:2:*"another replay than"* ]]'
 
 out=$("$fraglab" capacity "$work/tiny.trace" -p first_fit,pytorch_caching --backend heap --format csv); rc=$?
 expect "capacity finds the smallest serving capacity to the granularity" \
