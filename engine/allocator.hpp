@@ -15,7 +15,7 @@
 //   is live at that address, mark it free, coalesce per the rule.
 // deallocate(address): the same, the chunk found by its address in the live-address map,
 //   which is built on the first free by address: a replay that frees by reference never
-//   pays for it (docs/performance.md, twenty-first round).
+//   pays for it (docs/performance.md, "Freeing by reference").
 //
 // The engine is single-threaded and deterministic; wrap it in locked_allocator for
 // concurrent use.
@@ -120,7 +120,7 @@ class allocator {
     std::size_t const granule = cfg_.size.granule();
     // What the chunk handed out will be. A size rule rounds a size of at least 1 to at least
     // 1 (engine/concepts.hpp), so 0 stands for its overflow: testing the optional kept its
-    // flag on the stack (thirty-third round).
+    // flag on the stack.
     std::size_t chunk_size = cfg_.size.round(size).value_or(0);
     if (chunk_size == 0) [[unlikely]] return misuse(alloc_status::size_overflow);
     std::size_t need = chunk_size;       // what the search asks for
@@ -415,7 +415,8 @@ class allocator {
 
   // The refusal is built where it is returned; only the count is out of line. A cold call
   // that returned the allocation itself wrote it through a pointer, which kept every
-  // allocation's result in memory, two stores and two loads more (thirty-third round).
+  // allocation's result in memory, two stores and two loads more (docs/performance.md, "Hot
+  // and cold paths").
   allocation misuse(alloc_status s) noexcept
   {
     count_misuse();
@@ -455,7 +456,7 @@ class allocator {
   {
     // Each found pool is a constant, not a loaded index, so that nothing after waits on
     // the lookup: a table of pools by key (one dependent load more) cost pytorch_caching up
-    // to 13% in time for fewer instructions (docs/performance.md, twenty-third round).
+    // to 13% in time for fewer instructions (docs/performance.md, "pytorch_caching's pools").
     if (!pools_.empty() && pools_.front()->key == key) [[likely]] return 0;  // one pool, or the first stream
     if (pools_.size() > 1 && pools_[1]->key == key) return 1;  // the first stream's other pool (PyTorch's)
     return other_pool(key);
@@ -479,7 +480,7 @@ class allocator {
   // What a miss came to: the chunk that serves the request and the pool it came from (a
   // dedicated mapping's may not be the request's), or a null chunk and why. Returned by value
   // (two registers) rather than through references, which kept the hit path's pool and status
-  // in stack slots for every allocation (thirty-fourth round).
+  // in stack slots for every allocation.
   struct miss_outcome {
     chunk* c;
     std::uint32_t pool;
@@ -837,7 +838,8 @@ class allocator {
 
   static constexpr std::uint32_t no_pool = ~std::uint32_t{0};
   // Whether the pool rule gives some blocks a mapping of their own (dlmalloc's mmap path).
-  // Where it cannot, frees and splits do not test for one (sixteenth round).
+  // Where it cannot, frees and splits do not test for one (docs/performance.md, "Structure
+  // fixed in the type").
   static constexpr bool maps_dedicated =
       requires(typename Policy::pools const& p, std::size_t n) { p.mapping_size(n, true); };
 

@@ -40,7 +40,7 @@ struct basic_chunk {
 
   basic_chunk() : free_hook() {}
   // A free chunk with every field given at once: a split's new record is written once, not
-  // zeroed first and then overwritten field by field (thirty-third round).
+  // zeroed first and then overwritten field by field (docs/performance.md, "Hot and cold paths").
   basic_chunk(std::uintptr_t at, std::size_t bytes, region_type* r, basic_chunk* before, basic_chunk* after) noexcept
       : free_hook(), address(at), size(bytes), prev(before), next(after), region_and_in_use_(reinterpret_cast<std::uintptr_t>(r))
   {

@@ -8,7 +8,7 @@ Counts every fraglab subject of the record (the presets freed by reference, and 
 freed by address) under callgrind on the record's trace, exactly as speed_table.py counted
 them, and prints the recorded count, today's, and the change. About 15 seconds here, where
 the speed table takes twenty minutes: the check to run before committing a change to the
-engine or a policy (docs/performance.md, "The benchmark suite").
+engine or a policy (docs/performance.md, "How to measure").
 
 Exits 1 when a subject costs more than --tolerance per cent (default 2) above its record,
 0 otherwise. A subject below its record by more than the tolerance is reported as an

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Two builds' replay speed compared in one run: the before/after measurement that each
-round of docs/performance.md records.
+"""Two builds' replay speed compared in one run: the before/after measurement of a change
+(docs/performance.md, "How to measure").
 
     experiments/compare_builds.py --before BIN --after BIN [--policies P,P...] [--rounds N]
                                   [--iterations N] [--count TRACE]... [--out FILE.md] TRACE...

@@ -17,7 +17,7 @@ libmimalloc.so.2, libtcmalloc_minimal.so.4), for a machine that has them only in
 as they are: a policy or compose: spec under a short label, such as segregated_pow2 or
 tlsf's mapping with sli=4. The allocator stays warm from pass to pass, so a configuration
 whose free chunks only ever get smaller (a splitting policy with coalesce=never) measures
-a state that worsens with every pass (docs/performance.md, thirty-sixth round).
+a state that worsens with every pass.
 """
 
 import argparse

@@ -55,7 +55,7 @@ TARGETS = ["tf_bfc", "best_fit", "tlsf", "first_fit"]  # within TARGET_RATIO of 
 TARGET_RATIO = 3.0
 # Also freed by address, as a program plugged in by pointer frees them (the PyTorch plug-in):
 # the presets a program plugs in, paying for the engine's address map (docs/performance.md,
-# twenty-first and twenty-second rounds).
+# "Freeing by reference").
 BY_ADDRESS = ["pytorch_caching", "tf_bfc", "tlsf"]
 BY_ADDRESS_KIND = "fraglab freed by address"  # their `kind` in speed.csv and speed_instructions.csv
 LIVE = [1000, 10000, 100000, 1000000]
@@ -261,8 +261,8 @@ def main(argv):
               for t, (_, ns, fastest) in summary.items()]
     real = [t for t, (fam, _, _) in summary.items() if fam in ("host", "program")]
     # Each target preset against the issue's line (the fastest general-purpose allocator) and
-    # against glibc, the one coalescing allocator among the four: the line docs/performance.md
-    # proposes instead, computed here so that its numbers come from the run, not by hand.
+    # against glibc, the one coalescing allocator among the four (docs/performance.md, "Where
+    # things stand"), computed here so that its numbers come from the run, not by hand.
     target_rows = []
     for p in TARGETS if real else []:
         row = [p]
@@ -277,7 +277,7 @@ def main(argv):
          "warm-up pass (in a full run, at least a million timed events per benchmark); fraglab's policies "
          "run over the host backend and are freed by the reference their allocation returned, as `fraglab replay` "
          "frees them (no address lookup; a program that frees by pointer pays for the address map, docs/performance.md, "
-         "twenty-first round, and the section freed by address below); glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
+         "\"Freeing by reference\", and the section freed by address below); glibc, jemalloc, mimalloc and tcmalloc are loaded by LD_PRELOAD; bump "
          "never reuses memory and is the floor of the harness itself. "
          + (f"Each replay is the minimum of {args.rounds} rounds; a round" if args.rounds > 1 else "The one round")
          + " measures every subject on one trace before it moves to the next, so that a trace's ratios compare "
@@ -288,8 +288,8 @@ def main(argv):
         ["## Targets", "",
          f"Over the replays of real programs (the host and traced-program families): each preset's worst ratio "
          f"and the trace it is on, and on how many traces it is within {TARGET_RATIO:g}x, first of the fastest "
-         "general-purpose allocator (issue 7's line), then of glibc (the line docs/performance.md proposes: "
-         "glibc is the one coalescing allocator among the four).", ""] +
+         "general-purpose allocator (issue 7's line), then of glibc, the one coalescing allocator among the four "
+         "(docs/performance.md, \"Where things stand\").", ""] +
         (markdown_table(["preset", "worst ratio to the fastest", f"within {TARGET_RATIO:g}x of the fastest",
                          "worst ratio to glibc", f"within {TARGET_RATIO:g}x of glibc"], target_rows) + [""]
          if target_rows else ["- no replays of real programs here", ""]) +

@@ -31,7 +31,7 @@ struct coalescing {
 // The mode fixed at compile time, for presets whose allocator knows only one (TF's BFC,
 // PyTorch's caching allocator and dlmalloc coalesce immediately, with no option to do
 // otherwise): every test of the mode in the hot paths folds to a constant. The engine reads
-// `mode` alike from both (docs/performance.md, sixteenth round).
+// `mode` alike from both (docs/performance.md, "Structure fixed in the type").
 template <coalesce_mode M>
 struct fixed_coalescing {
   static constexpr coalesce_mode mode = M;

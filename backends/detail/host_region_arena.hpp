@@ -8,8 +8,8 @@
 // decisions moved with the heap's layout, and one build's with the next build's
 // allocations: first_fit on perl inserted 1,389,585 chunks under one build and 1,389,625
 // under the one before, and 20bb7bf counted 956,916,785 instructions, or 954,251,960 under
-// GLIBC_TUNABLES=glibc.malloc.top_pad=16777216 (docs/performance.md, forty-third and
-// forty-fourth rounds). Here a region's place depends only on the sizes, alignments and
+// GLIBC_TUNABLES=glibc.malloc.top_pad=16777216 (docs/performance.md, "The host backend's
+// arena"). Here a region's place depends only on the sizes, alignments and
 // releases the backend has seen, so the decisions, and the instructions they take, are
 // the same in every build and every process: exactly so while the regions fit in the first
 // range; where later ranges lie is the kernel's choice. Each range starts at a multiple of

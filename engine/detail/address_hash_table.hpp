@@ -10,8 +10,8 @@
 //
 // A probe is a cache miss once the table outgrows the caches, so an insertion does not wait
 // for it: it prefetches the block's home slot and places the block eight insertions later,
-// when the line has arrived; until then lookups find it in that ring (seventh round of
-// docs/performance.md: tlsf on python3 -28%, perl -11%).
+// when the line has arrived; until then lookups find it in that ring (tlsf on python3 -28%,
+// perl -11%: docs/performance.md, "The address map").
 //
 // Against the Boost.Intrusive unordered_set this table replaced: that set's erase walks its
 // singly linked bucket to find the predecessor, and its insert searches for a duplicate

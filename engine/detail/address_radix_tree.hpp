@@ -17,8 +17,8 @@
 // where they are large and far apart. The caller bounds that (live_address_map.hpp), and a
 // tree over its bound is emptied into the hash table.
 //
-// Twelfth round of docs/performance.md: behind the nursery, against the hash table, tlsf on
-// ssh 21.2 -> 17.9 ns/op, where two frees in five miss the nursery.
+// Behind the nursery, against the hash table: tlsf on ssh 21.2 -> 17.9 ns/op, where two frees
+// in five miss the nursery (docs/performance.md, "The address map").
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"

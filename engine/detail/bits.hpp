@@ -19,7 +19,7 @@ constexpr unsigned log2_floor(std::size_t x) noexcept
 
 // log2_floor for x known not to be 0: one bsr. log2_floor, through bit_width, which is
 // defined for 0 too, became bsr, xor 63 and 63 minus that in the TLSF search, three
-// instructions more an allocation (docs/performance.md, thirty-third round).
+// instructions more an allocation (docs/performance.md, "TLSF's lists").
 constexpr unsigned log2_floor_nonzero(std::size_t x) noexcept
 {
   return static_cast<unsigned>(__builtin_clzll(static_cast<unsigned long long>(x)) ^ 63);

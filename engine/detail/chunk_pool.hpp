@@ -13,9 +13,9 @@
 // the records as Boost.Pool keeps them. Popping such a list reads the popped record's link,
 // and a record freed long ago is a cache miss there, which the next take waits for: 40% of
 // tlsf's allocation time on the perl trace by perf, before each take prefetched the next
-// head (third round), and still 7-10% of tf_bfc's and tlsf's time after. The array's top is
+// head, and still 7-10% of tf_bfc's and tlsf's time after. The array's top is
 // in cache, a take writes its record without reading it first, and the record four takes
-// ahead is prefetched for writing (docs/performance.md, forty-third round).
+// ahead is prefetched for writing (docs/performance.md, "Chunk records").
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
@@ -95,7 +95,7 @@ class record_pool {
   [[nodiscard]] std::uint64_t destroyed() const noexcept { return destroyed_; }
 
  private:
-  // Four takes: as good as two on perl, and no worse elsewhere (forty-third round).
+  // Four takes: as good as two on perl, and no worse elsewhere.
   static constexpr std::size_t prefetch_distance = 4;
 
   [[nodiscard]] void** bottom() noexcept { return slots_.data() + prefetch_distance; }

@@ -17,14 +17,14 @@
 // on every traced program, tlsf and best_fit on all but perl and sqlite3); blocks far apart,
 // such as a simulated pool's tensors or a million blocks of up to 8 KiB, fall back early.
 //
-// Measured (docs/performance.md): a zero-cost lookup would make the replays 14-43% faster
-// (seventh round), so the map is the largest single cost of a free. The nursery recovers up
-// to half of that where blocks die young (tlsf on groff -22%, on g++ -18%). Behind it, the
-// radix tree against the hash table (eighteenth round) costs 1-3% more instructions and
-// misses the last-level cache 6-27% less; python3 10-24% faster, ssh and scp 2-12%, perl
-// within the noise or up to 11% slower. TF keeps a per-region vector of chunk handles, one
-// per 256-byte granule, instead; that costs memory in proportion to the reserved bytes,
-// which a simulated 80 GiB pool cannot afford.
+// Measured (docs/performance.md, "The address map"): a zero-cost lookup would make the replays
+// 14-43% faster, so the map is the largest single cost of a free. The nursery recovers up to
+// half of that where blocks die young (tlsf on groff -22%, on g++ -18%). Behind it, the radix
+// tree against the hash table costs 1-3% more instructions and misses the last-level cache
+// 6-27% less; python3 10-24% faster, ssh and scp 2-12%, perl within the noise or up to 11%
+// slower. TF keeps a per-region vector of chunk handles, one per 256-byte granule, instead;
+// that costs memory in proportion to the reserved bytes, which a simulated 80 GiB pool cannot
+// afford.
 #pragma once
 
 #include "engine/detail/address_hash_table.hpp"
@@ -40,7 +40,7 @@ namespace fraglab::detail {
 template <class Chunk>
 class live_address_map {
   // 16 KiB: half of a 32 KiB first-level data cache. Larger nurseries measured no better, 256
-  // entries a third of the gain (docs/performance.md, seventh round).
+  // entries a third of the gain.
   static constexpr unsigned nursery_log2 = 10;
   using entry = typename address_hash_table<Chunk>::entry;
 

@@ -116,9 +116,9 @@ std::unique_ptr<composition> make_composition_of(std::string name, param_set con
 
 // The composition with immediate coalescing fixed in its type where the parameters ask for
 // it (every test of the mode in the hot paths then folds away, as in the presets that fix
-// it: docs/performance.md, sixteenth and forty-ninth rounds), and with the mode read at run
-// time otherwise. For the pairs that the presets under issue 7's targets are built on: one
-// more instantiation each, so not for every pair.
+// it: docs/performance.md, "Structure fixed in the type"), and with the mode read at run
+// time otherwise. For the pairs the speed targets are measured on (tlsf, best_fit,
+// first_fit): one more instantiation each, so not for every pair.
 template <class Index, class Fit>
 std::unique_ptr<composition> make_with_immediate_coalescing(std::string name, param_set const& p,
                                                             backend_choice const& b)

@@ -124,7 +124,7 @@ struct slot {
 
 // Frees a slot's block: by reference where the allocator takes one, so that the engine
 // looks no address up, as a malloc's free reads the header in front of the block
-// (docs/performance.md, twenty-first round); by address where it does not, or where the slot
+// (docs/performance.md, "Freeing by reference"); by address where it does not, or where the slot
 // keeps no record (free_by::address).
 template <class Alloc>
 void free_block(Alloc& a, slot const& s)
@@ -145,7 +145,7 @@ void free_block(Alloc& a, slot const& s)
 
 // Calls f(arg) with everything f calls inlined into it: a timed pass's loop then holds the
 // allocator's allocate and deallocate, not calls to them, as a program compiled with a
-// policy does (docs/performance.md, thirtieth round).
+// policy does (docs/performance.md, "Hot and cold paths").
 template <class F, class Arg>
 FRAGLAB_HOT void inlined_call(F& f, Arg arg)
 {
@@ -237,7 +237,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
     // the lambda is read through a reference, which every store to a slot's byte-sized state
     // may alias, so it was loaded again at every allocation). The event count is a local of
     // the batch for the same reason, and a stop on failure leaves the loop where it happens
-    // rather than each event testing a flag (docs/performance.md, thirty-second round).
+    // rather than each event testing a flag (docs/performance.md, "Hot and cold paths").
     std::uintptr_t const record_mask = o.frees == free_by::reference ? ~std::uintptr_t{0} : 0;
     std::uint64_t n = processed;
     for (trace::event const& e : events) {

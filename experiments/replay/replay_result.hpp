@@ -16,7 +16,7 @@ class progress_meter;
 // How the replay loop frees a block: by the reference its allocation returned, so that the
 // engine looks no address up (as a malloc's free reads the header in front of the block), or
 // by its address, as a program plugged in by pointer frees (the PyTorch plug-in); the engine
-// then builds and keeps its address map (docs/performance.md, twenty-first round). The
+// then builds and keeps its address map (docs/performance.md, "Freeing by reference"). The
 // decisions are the same either way; the time and the engine's memory are not.
 enum class free_by : std::uint8_t { reference, address };
 

@@ -8,7 +8,7 @@
 // a set of chunks inserted makes one shape in any order; and the same sequence of operations
 // makes the same shape wherever the backend put the regions (a hash of the address itself
 // made the shape, and so the steps and instructions counted, follow the OS's placement,
-// which changes from run to run: docs/performance.md, twenty-second round). Written by
+// which changes from run to run: docs/performance.md, "The augmented first fit"). Written by
 // hand because Boost.Intrusive's trees rebalance without a hook that could keep a subtree
 // maximum up to date.
 //
@@ -23,7 +23,7 @@
 // The lowest chunk is kept at hand: first fit takes it without a descent whenever it holds
 // the request, as it does every request of the least size. An insertion compares against
 // it; erasing it steps to its successor. perl's replay under first_fit descended 3.08 nodes
-// an operation, 0.74 with it (docs/performance.md, fifty-first round).
+// an operation, 0.74 with it.
 //
 // Next fit keeps a roving address: a search starts at the lowest free chunk at or above the
 // address of the previous allocation and wraps to the lowest address (Knuth's "next fit",

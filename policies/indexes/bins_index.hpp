@@ -10,9 +10,9 @@
 // through the bitmap: every chunk in a higher bin is larger than n. TF scans bins one by
 // one; the bitmap gives the same answer without visiting empty bins.
 //
-// How finely the bins cut never changes a decision: every chunk sits in the one
-// (size, address) order either way. It changes how tall each tree is, and so how many
-// branches a descent mispredicts (docs/performance.md, fifth round). The cut is a template
+// How finely the bins cut never changes a decision: every chunk sits in the one (size,
+// address) order either way. It changes how tall each tree is, and so how many branches a
+// descent mispredicts (docs/performance.md, "pytorch_caching's pools"). The cut is a template
 // parameter, so that TF's one bin per doubling keeps its single bitmap word and formula.
 //
 // A bin's chunks of one size are ordered by address alone, and a bin of TF's holds few
@@ -20,7 +20,7 @@
 // (multiples of `size_step`) holds many chunks (`address_bitmap_from`), they live in
 // address bitmaps, one per size (detail/bin_address_bitmaps.hpp), where an insert costs no
 // tree descent. The order, and so every decision, is the same either way
-// (docs/performance.md, tenth and thirteenth rounds). Without AddressBitmaps each bin is
+// (docs/performance.md, "Bins and address bitmaps"). Without AddressBitmaps each bin is
 // its tree alone (detail/bin_tree_only.hpp): fine_bins_index's bins, whose sizes a bitmap
 // each would map too much memory.
 #pragma once

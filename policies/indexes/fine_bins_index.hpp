@@ -12,11 +12,12 @@
 // first chunk, found through a bitmap and the tree's header, with no descent; and within
 // its own bin a request needs none where the bin's least chunk fits or its greatest does
 // not (lower_bound_in_bin). On haskell-web-server: 2.5 mispredictions an operation, 285
-// instructions instead of 335 (docs/performance.md, twenty-fourth round).
+// instructions instead of 335 (docs/performance.md, "best_fit: fine bins behind the least
+// size").
 //
 // Why the front: bins cost every operation a bin number and a bitmap update, which a
 // program of many small blocks pays on nearly every operation (perl: 3.9 of 4.4 million
-// inserts are of 16-byte chunks, eleventh round); through bins' own bitmaps per size, best
+// inserts are of 16-byte chunks); through bins' own bitmaps per size, best
 // fit on perl ran 1,340 million instructions where one tree and its front ran 1,015. While
 // there are many chunks of the least size they live in one address bitmap
 // (unit_address_set) outside the bins, one comparison away: 985 million. The bins' bitmaps
@@ -39,8 +40,7 @@
 // has a bin of its own, whose tree of a thousand chunks is about ten levels deep. From 64,
 // `fraglab replay` (a fresh allocator a run) of `fraglab gen phases` took 160-195 ns an
 // operation on the slower instance, from 1024 81-84, and perl 85 -> 67; on an allocator
-// kept warm all nine real traces stayed level, though perl runs 9% more instructions
-// (docs/performance.md, fifty-third and fifty-fourth rounds).
+// kept warm all nine real traces stayed level, though perl runs 9% more instructions.
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"

@@ -60,7 +60,7 @@ struct runtime_list_mapping {
 
 // ...or fixed at compile time, as TLSF's own code fixes them (tlsf 3.1's SL_INDEX_COUNT_LOG2
 // and SMALL_BLOCK_SIZE): every shift and mask of the mapping folds to a constant, 4-6% of
-// tlsf's instructions (docs/performance.md, twenty-sixth round). An index built with other
+// tlsf's instructions (docs/performance.md, "TLSF's lists"). An index built with other
 // params is refused.
 template <unsigned Sli, unsigned LinearShift>
 struct fixed_list_mapping {
@@ -89,8 +89,8 @@ constexpr unsigned first_level_count(unsigned linear_shift) noexcept { return 64
 // The lists of a mapping: as many as a run-time mapping asks for, in a vector, or a fixed
 // mapping's count in an array inside the index, so that reaching list i is an offset from
 // the index itself rather than a load of the vector's pointer, and the count a constant
-// (tlsf: 3 fewer instructions an operation, 0.5-4% faster; docs/performance.md, thirty-first
-// round).
+// (tlsf: 3 fewer instructions an operation, 0.5-4% faster; docs/performance.md, "TLSF's
+// lists").
 template <class Mapping, class List>
 struct list_storage {
   using type = std::vector<List>;
@@ -167,7 +167,7 @@ struct basic_segregated_index {
       std::uint32_t const j = list_number(fresh.size);
       auto& l = lists_[i];
       if (j != i || &l.front() != &old) {
-        // The count stays: not decremented and incremented again in memory (thirty-third round).
+        // The count stays: not decremented and incremented again in memory.
         unlink(old);
         link(fresh, j);
         return;

@@ -59,9 +59,9 @@ bool fits_between_neighbours(Set& set, typename Set::iterator it, size_address_k
 
 // The first chunk of size >= n in a bin's tree, or null; `steps` counts one, and the
 // comparisons of a descent. The tree's header holds its least and its greatest chunk: where
-// the least fits, or the greatest does not, the answer needs no descent. In a bin of a
-// quarter of a doubling (fine_bins_index) one of the two holds for most requests
-// (docs/performance.md, twenty-fourth round). In one tree of every size the least rarely
+// the least fits, or the greatest does not, the answer needs no descent. In a bin of a quarter
+// of a doubling (fine_bins_index) one of the two holds for most requests (docs/performance.md,
+// "best_fit: fine bins behind the least size"). In one tree of every size the least rarely
 // fits, so tree_index descends at once.
 template <class Set>
 auto* lower_bound_in_bin(Set& set, std::size_t n, std::uint64_t* steps) noexcept

@@ -149,7 +149,7 @@ struct block_pool_params {
 // four per doubling, each a tree, so that a search and an insertion walk a tree of one
 // size class. Every chunk of a higher bin is larger, so the lower bound, the successor and
 // therefore every decision are the set's; the walks are shorter, and each level walked is
-// a branch the processor may mispredict (docs/performance.md, fourth and fifth rounds).
+// a branch the processor may mispredict (docs/performance.md, "pytorch_caching's pools").
 struct block_pool_index {
   static constexpr const char* name = "pytorch_pool";
   using params = block_pool_params;

@@ -1026,8 +1026,8 @@ std::vector<std::uintptr_t> parent_offsets(Chunks const& chunks)
 TEST(AddressOrderedTreeIndex, IdenticalShapeWhereverTheBackendPutTheRegion)
 {
   // The same chunks in a region a page higher: a hash of the address would give other
-  // priorities and another shape (and other instruction counts: docs/performance.md,
-  // twenty-second round); a hash of the offset in the region gives the same.
+  // priorities and another shape (and other instruction counts: docs/performance.md, "The
+  // augmented first fit"); a hash of the offset in the region gives the same.
   index_fixture<address_ordered_tree_index> low, high;
   low.region.base = 0x7f0000000000;
   high.region.base = 0x7f0000001000;

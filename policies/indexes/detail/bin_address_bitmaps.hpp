@@ -2,14 +2,14 @@
 // either as its (size, address)-ordered tree or, while it holds many chunks, as one address
 // bitmap (unit_address_set) per size.
 //
-// Why: within one size the (size, address) order is the address order, which a bitmap
-// keeps without a tree. On a program that frees many small blocks a bin holds thousands of
-// chunks, and every insert into its tree descends a path of records scattered in memory:
-// tf_bfc on perl, after bin 0 went to a bitmap, still paid 300,000 descents into bins 1-3
-// (docs/performance.md, tenth round). In the bitmaps an insert or an erase writes a pointer
-// and a few words; the best fit for a request of n bytes is the lowest address of the first
-// non-empty size at or above n: a count-trailing-zeros on the word of non-empty sizes, then
-// four on that size's bitmap (thirteenth round).
+// Why: within one size the (size, address) order is the address order, which a bitmap keeps
+// without a tree. On a program that frees many small blocks a bin holds thousands of chunks,
+// and every insert into its tree descends a path of records scattered in memory: tf_bfc on
+// perl, after bin 0 went to a bitmap, still paid 300,000 descents into bins 1-3
+// (docs/performance.md, "Bins and address bitmaps"). In the bitmaps an insert or an erase
+// writes a pointer and a few words; the best fit for a request of n bytes is the lowest
+// address of the first non-empty size at or above n: a count-trailing-zeros on the word of
+// non-empty sizes, then four on that size's bitmap.
 //
 // The invariant: while the bitmaps are in use they hold every chunk of the bin's sizes and
 // the tree only larger ones, so the order is the bitmaps' (size by size), then the tree's.

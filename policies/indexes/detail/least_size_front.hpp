@@ -7,7 +7,8 @@
 // 16-byte chunk, into a tree of thousands), and every insert descends a path of records
 // scattered in memory. In the bitmap an insert or an erase writes a pointer and a few words,
 // and the best fit for a request of at most the least size is the lowest address, four
-// count-trailing-zeros away (docs/performance.md, tenth and eleventh rounds).
+// count-trailing-zeros away (docs/performance.md, "best_fit: fine bins behind the least
+// size").
 //
 // The invariant: while the bitmap is in use it holds every indexed chunk of the least size,
 // and the tree holds only larger chunks, so the order is the bitmap's, then the tree's. The

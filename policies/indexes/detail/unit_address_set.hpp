@@ -5,7 +5,7 @@
 // Why: TF's bin 0 holds only 256-byte chunks, and on a program with many small blocks it
 // holds tens of thousands of them (perl: up to 54,702). In a red-black tree every insert
 // there descends a path of records scattered in memory, a cache miss a level
-// (docs/performance.md, eighth and tenth rounds). Here an insert or an erase writes one
+// (docs/performance.md, "Bins and address bitmaps"). Here an insert or an erase writes one
 // pointer and one to four words, and the lowest address is four count-trailing-zeros away:
 // the 64-ary hierarchy of summary words that TLSF uses for its free lists (Masmano et al.,
 // ECRTS 2004), laid over addresses instead of size classes.
@@ -17,7 +17,7 @@
 // operating system maps only the pages that free chunks touch: 8 bytes of pointer and 1/8
 // byte of bitmap per unit of address span where such chunks lie. (Leaves holding a pointer
 // per set bit halved that where chunks are spread thin, but cost a second dependent load
-// per lookup: 14-37% slower, docs/performance.md, fifteenth round.)
+// per lookup: 14-37% slower.)
 #pragma once
 
 #include "engine/detail/hot_cold.hpp"
@@ -221,7 +221,7 @@ class unit_address_set {
 
   // The lowest set bit of w, which has one: four loads down from the top, where climbing
   // from position 0 as first_from does would test the words on the way up first (best_fit
-  // on perl: 259.0 -> 248.8 instructions/op, docs/performance.md, nineteenth round).
+  // on perl: 259.0 -> 248.8 instructions/op).
   static std::size_t lowest_in(window const& w) noexcept { return descend(w, lowest(w.bits3), levels - 1); }
 
   // From set bit p of level l down the lowest set bit of each level below to level 0.
