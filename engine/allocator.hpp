@@ -27,6 +27,7 @@
 #include "engine/detail/chunk_pool.hpp"
 #include "engine/detail/hot_cold.hpp"
 #include "engine/detail/live_address_map.hpp"
+#include "engine/part_traits.hpp"
 #include "engine/results.hpp"
 #include "engine/stats.hpp"
 #include "policies/coalesce_rules.hpp"
@@ -81,7 +82,15 @@ class allocator {
   static_assert(split_rule<typename Policy::split>);
   static_assert(size_rule<typename Policy::size>);
   static_assert(pool_rule<typename Policy::pools>);
+  static_assert(growth_rule_for<typename Policy::growth, growth_context>);
+  static_assert(coalesce_rule_for<typename Policy::coalesce, coalesce_mode>);
   using pool_key_type = pool_key_t<typename Policy::pools>;
+  // The parts' optional hooks, resolved (and their declarations checked) in one place.
+  using pool_part = pool_traits<typename Policy::pools, pool_key_type>;
+  using size_part = size_traits<typename Policy::size>;
+  using index_part = index_traits<index_type, chunk>;
+  // Instantiated here, so that their checks of the declared hooks run for every composition.
+  static_assert(sizeof(pool_part) + sizeof(size_part) + sizeof(index_part) > 0);
 
   struct config {
     typename index_spec::params index{};
@@ -119,7 +128,7 @@ class allocator {
     if (size == 0) return {};
     std::size_t const granule = cfg_.size.granule();
     // What the chunk handed out will be. A size rule rounds a size of at least 1 to at least
-    // 1 (engine/concepts.hpp), so 0 stands for its overflow: testing the optional kept its
+    // 1 (docs/concepts.md), so 0 stands for its overflow: testing the optional kept its
     // flag on the stack.
     std::size_t chunk_size = cfg_.size.round(size).value_or(0);
     if (chunk_size == 0) [[unlikely]] return misuse(alloc_status::size_overflow);
@@ -139,7 +148,7 @@ class allocator {
       chunk_size = need = std::bit_ceil(need);
     }
     pool_key_type const key = cfg_.pools.pool_key(stream, chunk_size);
-    if constexpr (requires { cfg_.reclaim.on_search(key); }) cfg_.reclaim.on_search(key);
+    if constexpr (reclaim_part::on_search) cfg_.reclaim.on_search(key);
     std::uint32_t pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
     if (c == nullptr) [[unlikely]] {
@@ -208,7 +217,7 @@ class allocator {
       release(c->region());  // a mapping of its own goes back as soon as its block is freed
       return free_status::ok;
     }
-    if constexpr (requires(reclaim_view v) { cfg_.reclaim.after_free(v, c->size, c->next == nullptr, std::uintptr_t{}); }) {
+    if constexpr (reclaim_part::after_free) {
       reclaim_view view{*this};
       cfg_.reclaim.after_free(view, c->size, c->next == nullptr, c->region()->base);
     }
@@ -467,7 +476,7 @@ class allocator {
     for (std::uint32_t i = 2; i < pools_.size(); ++i)  // pool_for has compared the first two
       if (pools_[i]->key == key) return i;
     auto entry = std::make_unique<pool_entry>(pool_entry{key, index_type(cfg_.index)});
-    if constexpr (requires { cfg_.pools.reservation(key); }) {
+    if constexpr (pool_part::reservation) {
       if (auto const spec = cfg_.pools.reservation(key)) {
         entry->page = spec->page;
         entry->reservation_size = spec->size;
@@ -501,7 +510,7 @@ class allocator {
         if (chunk* c = map_dedicated(bytes)) return {c, dedicated_pool_, alloc_status::ok};
       }
     reclaim_view view{*this};
-    if constexpr (requires { cfg_.reclaim.before_growth(view, key, need); }) cfg_.reclaim.before_growth(view, key, need);
+    if constexpr (reclaim_part::before_growth) cfg_.reclaim.before_growth(view, key, need);
     auto grow_and_select = [&]() -> miss_outcome {
       if (alloc_status const grown = grow(pool, need); grown != alloc_status::ok) return {nullptr, pool, grown};
       if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
@@ -509,7 +518,7 @@ class allocator {
     };
     miss_outcome m = grow_and_select();
     if (m.c != nullptr) return m;
-    if constexpr (requires { cfg_.reclaim.after_failed_growth(view, key, need); })
+    if constexpr (reclaim_part::after_failed_growth)
       if (cfg_.reclaim.after_failed_growth(view, key, need))
         if (m = grow_and_select(); m.c != nullptr) return m;
     if (!cfg_.growth.release_free_regions) return m;
@@ -589,6 +598,8 @@ class allocator {
    private:
     allocator& a_;
   };
+  using reclaim_part = reclaim_traits<typename Policy::reclaim, reclaim_view, pool_key_type>;
+  static_assert(sizeof(reclaim_part) > 0);
 
   // `owner` is the pool whose index holds c: the request's, or a dedicated mapping's.
   FRAGLAB_HOT allocation hand_out(chunk* c, pool_entry& owner, std::size_t requested, std::size_t rounded,
@@ -811,7 +822,7 @@ class allocator {
   // r's last live block was just freed: the reclaim rule's clock starts for it.
   FRAGLAB_COLD void note_idle(region* r) noexcept
   {
-    if constexpr (requires { cfg_.reclaim.clock(); }) r->free_since = cfg_.reclaim.clock();
+    if constexpr (reclaim_part::clock) r->free_since = cfg_.reclaim.clock();
   }
 
   // Whether a block of at least `alignment` bytes is aligned to it: buddy chunks (regions
@@ -820,7 +831,7 @@ class allocator {
   [[nodiscard]] bool naturally_aligned(std::size_t alignment) const noexcept
   {
     if (buddy()) return true;
-    if constexpr (requires { cfg_.size.power_of_two_classes; cfg_.pools.size_class_pools; })
+    if constexpr (size_part::power_of_two_classes && pool_part::size_class_pools)
       return cfg_.size.power_of_two_classes && cfg_.pools.size_class_pools && alignment <= backend_.granularity();
     else return false;
   }
@@ -831,7 +842,7 @@ class allocator {
   bool splits(pool_entry& owner, chunk const& c, std::size_t rounded) const
   {
     if (maps_dedicated && owner.dedicated) return false;
-    if constexpr (requires { owner.index.split_override(c, rounded); })
+    if constexpr (index_part::split_override)
       if (std::optional<bool> const decided = owner.index.split_override(c, rounded)) return *decided;
     return cfg_.split.should_split(c.size, rounded);
   }
@@ -840,8 +851,7 @@ class allocator {
   // Whether the pool rule gives some blocks a mapping of their own (dlmalloc's mmap path).
   // Where it cannot, frees and splits do not test for one (docs/performance.md, "Structure
   // fixed in the type").
-  static constexpr bool maps_dedicated =
-      requires(typename Policy::pools const& p, std::size_t n) { p.mapping_size(n, true); };
+  static constexpr bool maps_dedicated = pool_part::mapping_size;
 
   // c is free and not in the index; merges it with its buddy while the buddy is free and of
   // the same size (it is then c's address neighbour), and returns the survivor, unindexed.

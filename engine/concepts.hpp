@@ -1,75 +1,7 @@
-// The parts the engine composes, written down as tables of required expressions
-// (in the manner of foonathan/memory) and checked as C++20 concepts.
-//
-// Notation: `C` is the engine's chunk type, `c` a `C&`, `n` a std::size_t, `s` a
-// stream_id, `ix` an index object, `ctx` a growth_context.
-//
-// Free index (policies/indexes/): a spec type `X` with a nested hook and index template.
-// | expression                     | result            | meaning                                        |
-// |--------------------------------|-------------------|------------------------------------------------|
-// | X::hook<C>                     | type              | member of every chunk while it is free          |
-// | X::index<C>                    | type              | the container                                   |
-// | X::params                      | type              | runtime knobs (bin base, SLI, ...)              |
-// | X::index<C>(params)            |                   | an empty index                                  |
-// | ix.insert(c), ix.erase(c)      | void              | c is free / stops being free                    |
-// | ix.size()                      | std::size_t       | free chunks held                                |
-// | ix.largest()                   | C*                | a largest free chunk (null when empty)          |
-// | ix.contains(c)                 | bool              | c is reachable from the index (invariant check) |
-// | ix.check()                     | std::string       | empty, or what internal invariant is broken     |
-// | ix.steps()                     | std::uint64_t     | candidates examined so far (deterministic cost) |
-// | ix.find_best(n) etc.           | C*                | one per fit the index serves (see fits.hpp)     |
-//
-// An index whose order depends on addresses alone (address-ordered lists and trees) may
-// also update in place (`in_place_index`); the engine then splits and merges without
-// taking the chunk out, keeping the indexed record (a split hands out its head under a new
-// record, a chunk freed below it merges into it):
-// | expression                     | result            | meaning                                        |
-// |--------------------------------|-------------------|------------------------------------------------|
-// | ix.resized(c, n)               | void              | c, indexed when its size was n, has another     |
-// |                                |                   | size, and perhaps another start, and no other   |
-// |                                |                   | indexed chunk lies between its old and new start|
-//
-// An index ordered by size (the (size, address) trees and bins, TLSF's lists) may exchange
-// one chunk for another in one step (`keyed_in_place_index`); the engine then splits and
-// merges through it, and the index keeps the node where the new key falls in the old
-// one's place:
-// | expression                     | result            | meaning                                        |
-// |--------------------------------|-------------------|------------------------------------------------|
-// | ix.exchange(old, n, fresh)     | void              | fresh enters, old (indexed when its size was n; |
-// |                                |                   | it may have changed since) leaves. fresh may be |
-// |                                |                   | old, resized                                    |
-//
-// Fit (policies/fits.hpp): `F::select(ix, n)` returns the chosen free chunk of size >= n
-// or null, by calling the capability its rule needs; an index that lacks the capability
-// does not compile with that fit (`serves<Index, Fit>` says which pairs exist).
-//
-// Split rule: `r.should_split(chunk_size, rounded_request)` -> bool; the allocation keeps
-// the low part and the remainder becomes a free chunk.
-//
-// Coalesce rule: `r.mode` -> coalesce_mode (immediate, deferred to a miss, never, buddy): a
-// data member (`coalescing`, set at run time) or a static constexpr one (`fixed_coalescing`,
-// for presets with one mode, whose tests of it then fold away).
-//
-// Growth rule: `r.acquisition(ctx)` -> std::size_t bytes to ask the backend for (0: do not
-// grow); `r.on_acquired(n)`, `r.on_refused(ctx, n)` -> next size to try or 0;
-// `r.release_would_help(ctx, free_region_bytes)` -> bool.
-//
-// Size rule: `r.round(n)` -> std::optional<std::size_t> (empty on overflow; for n >= 1
-// never 0, which the engine reads as overflow); `r.granule()` -> power of two every chunk
-// address and size is a multiple of.
-//
-// Pool rule: `p.pool_key(stream, rounded)` -> a key (any copyable, equality-comparable
-// type, so that it can keep a 64-bit stream whole): requests with equal keys search one free
-// index, and a new region joins the pool of the request that grew it.
-//
-// Backend (backends/): `b.acquire(n, alignment)` -> acquisition (empty when refused);
-// `b.release(base, n)` -> bool (false: this backend cannot give that range back, e.g. sbrk
-// below the top);
-// `b.capacity()`, `b.granularity()`, `b.acquired_bytes()`, `b.supports_merging()` (whether
-// consecutive acquisitions may be adjacent and merge into one region, TF's
-// SupportsCoalescing), `b.name()`; a merging backend also has `b.next_address()`, where its
-// next acquisition will start, so that growth counts on a free tail only when the new
-// memory really extends it.
+// The parts the engine composes, checked as C++20 concepts: their required expressions,
+// which docs/concepts.md writes down as one table per part (in the manner of
+// foonathan/memory). The allocator asserts them for every composition; the parts' optional
+// hooks are resolved, and their declarations checked, in engine/part_traits.hpp.
 #pragma once
 
 #include <concepts>
@@ -135,6 +67,23 @@ concept pool_rule = requires(P const p, std::uint64_t stream, std::size_t n) {
 
 template <class P>
 using pool_key_t = std::remove_cvref_t<decltype(std::declval<P const&>().pool_key(std::uint64_t{}, std::size_t{}))>;
+
+// Ctx is the engine's growth_context, whose decision carries the bytes to ask for.
+template <class R, class Ctx>
+concept growth_rule_for = requires(R r, R const cr, Ctx const& ctx, std::size_t n) {
+  cr.validate();
+  { r.acquisition(ctx).bytes } -> std::convertible_to<std::size_t>;
+  r.on_acquired(n);
+  { r.on_refused(ctx, n) } -> std::convertible_to<std::size_t>;
+  { cr.release_free_regions } -> std::convertible_to<bool>;
+  { cr.release_would_help(ctx, n) } -> std::convertible_to<bool>;
+};
+
+// Mode is the engine's coalesce_mode: a data member, or a static constexpr one.
+template <class R, class Mode>
+concept coalesce_rule_for = requires(R const r) {
+  { r.mode } -> std::convertible_to<Mode>;
+};
 
 template <class R>
 concept size_rule = requires(R const r, std::size_t n) {

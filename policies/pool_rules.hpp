@@ -11,6 +11,7 @@
 #pragma once
 
 #include "engine/chunk.hpp"
+#include "engine/part_traits.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +26,7 @@ struct reservation_spec {
 };
 
 struct stream_pool_rule {
+  static constexpr part_hook hooks = part_hook::size_class_pools;
   bool per_stream = false;
   bool size_class_pools = false;
 

@@ -7,6 +7,9 @@
 // |------------------------------------------|---------------------------------------|-------------------------------------------|
 // | r.on_search(key)                         | every allocate, before the search     | advances the rule's clock (ages)          |
 // | r.clock()                                | a region's last live block is freed   | stamped on the region (free_region::since)|
+// | r.after_free(view, size, last, base)     | every free, after coalescing          | the free chunk's size, whether it ends    |
+// |                                          |                                       | its region, the region's base (dlmalloc's |
+// |                                          |                                       | trim of the top)                          |
 // | r.before_growth(view, key, need)         | a miss, before growing                | release what the rule wants (PyTorch GC)  |
 // | r.after_failed_growth(view, key, need)   | growing failed                        | release; true: grow once more             |
 //

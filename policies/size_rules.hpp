@@ -14,6 +14,7 @@
 #pragma once
 
 #include "engine/detail/bits.hpp"
+#include "engine/part_traits.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -46,6 +47,7 @@ inline void validate_quantum(std::size_t q)
 }  // namespace detail
 
 struct quantum_size_rule {
+  static constexpr part_hook hooks = part_hook::power_of_two_classes;
   std::size_t quantum = 16;   // power of two
   std::size_t min_size = 16;  // smallest chunk handed out
   std::size_t header = 0;     // bytes added to every request before rounding

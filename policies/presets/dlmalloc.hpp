@@ -57,6 +57,7 @@ struct fit {
 };
 
 struct pool_rule {
+  static constexpr part_hook hooks = part_hook::mapping_size;
   std::size_t mmap_threshold = std::size_t{256} << 10;  // DEFAULT_MMAP_THRESHOLD
 
   [[nodiscard]] std::uint64_t pool_key(stream_id, std::size_t) const noexcept { return 0; }
@@ -73,6 +74,7 @@ struct pool_rule {
 };
 
 struct reclaim_rule {
+  static constexpr part_hook hooks = part_hook::after_free;
   std::size_t trim_threshold = std::size_t{2} << 20;  // DEFAULT_TRIM_THRESHOLD
 
   // Called after every free with the chunk that free left (merged); the top is the free

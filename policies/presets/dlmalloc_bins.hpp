@@ -26,6 +26,8 @@
 // or top; a chunk inserted at the end of a region with no role is the new top (heap growth).
 #pragma once
 
+#include "engine/part_traits.hpp"
+
 #include <boost/intrusive/set.hpp>
 
 #include <array>
@@ -56,6 +58,10 @@ struct bins_index {
 
   template <class Chunk>
   class index {
+   public:
+    static constexpr part_hook hooks = part_hook::split_override;
+
+   private:
     struct by_size_then_arrival {
       bool operator()(Chunk const& a, Chunk const& b) const noexcept
       {

@@ -102,6 +102,7 @@ struct size_rule {
 };
 
 struct pool_rule {
+  static constexpr part_hook hooks = part_hook::reservation;
   bool expandable_segments = false;
   std::size_t device_memory = std::size_t{80} << 30;
 

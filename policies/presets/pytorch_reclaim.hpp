@@ -20,6 +20,7 @@
 // happen with its own segment sizes); here only whole free segments are ever released.
 #pragma once
 
+#include "engine/part_traits.hpp"
 #include "policies/reclaim_rules.hpp"
 
 #include <algorithm>
@@ -41,6 +42,8 @@ struct pool_id {
 };
 
 struct reclaim_rule {
+  static constexpr part_hook hooks =
+      part_hook::on_search | part_hook::clock | part_hook::before_growth | part_hook::after_failed_growth;
   static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
   std::size_t max_split_size = unlimited;

@@ -297,6 +297,7 @@ TEST(Failure, NoRegionWrapsTheAddressSpace)
 // A pool rule that maps every request of a MiB or more on its own, in a mapping one page
 // long: arithmetic that wrapped, as dlmalloc's once did for a request near 2^64.
 struct short_mapping_pools : stream_pool_rule {
+  static constexpr part_hook hooks = part_hook::size_class_pools | part_hook::mapping_size;
   [[nodiscard]] std::size_t mapping_size(std::size_t n, bool) const noexcept { return n >= MiB ? 4 * KiB : 0; }
 };
 
@@ -321,6 +322,7 @@ TEST(Failure, AMappingShorterThanItsRequestIsRefused)
 // Blocks with a mapping of their own live in a pool no key names: with per-stream pools,
 // no stream (the largest included) may find its free blocks there, nor they its.
 struct per_stream_mapping_pools : stream_pool_rule {
+  static constexpr part_hook hooks = part_hook::size_class_pools | part_hook::mapping_size;
   per_stream_mapping_pools() { per_stream = true; }
   [[nodiscard]] std::size_t mapping_size(std::size_t n, bool) const noexcept { return n >= MiB ? n : 0; }
 };

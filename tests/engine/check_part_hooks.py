@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""A policy part's optional hooks must be declared (engine/part_traits.hpp): a hook declared
+but misspelt, declared but given other parameters, or defined but not declared must each
+fail to compile with a message naming the hook, and the same part spelt right must compile.
+
+    check_part_hooks.py SOURCE_ROOT COMPILER [COMPILER ARGS...]
+
+Each case is one translation unit, checked with -fsyntax-only."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+PROGRAM = """
+#include "backends/simulated_backend.hpp"
+#include "engine/allocator.hpp"
+#include "policies/indexes/tree_index.hpp"
+#include <cstdint>
+#include <optional>
+
+struct part {{
+  {body}
+}};
+using P = fraglab::policy<fraglab::tree_index, fraglab::best_fit, fraglab::threshold_split, fraglab::coalescing,
+                          fraglab::growth_rule, fraglab::quantum_size_rule, {pools}, {reclaim}>;
+int main()
+{{
+  fraglab::allocator<P, fraglab::simulated_backend> a(fraglab::simulated_backend{{}});
+  return a.allocate(64) ? 0 : 1;
+}}
+"""
+
+RECLAIM_HOOKED = "static constexpr fraglab::part_hook hooks = fraglab::part_hook::before_growth;"
+POOL_HOOKED = ("static constexpr fraglab::part_hook hooks = fraglab::part_hook::mapping_size;\n"
+               "  std::uint64_t pool_key(fraglab::stream_id, std::size_t) const { return 0; }")
+
+# (name, part body, the part's role, None if it must compile, else a word the error must name)
+CASES = [
+    ("a declared reclaim hook, spelt right",
+     RECLAIM_HOOKED + "\n  template <class V, class K> void before_growth(V&, K const&, std::size_t) {}",
+     "reclaim", None),
+    ("a declared reclaim hook, misspelt",
+     RECLAIM_HOOKED + "\n  template <class V, class K> void befor_growth(V&, K const&, std::size_t) {}",
+     "reclaim", "before_growth"),
+    ("a declared reclaim hook with other parameters",
+     RECLAIM_HOOKED + "\n  template <class V> void before_growth(V&, std::size_t) {}",
+     "reclaim", "before_growth"),
+    ("a reclaim hook defined but not declared",
+     "template <class V, class K> bool after_failed_growth(V&, K const&, std::size_t) { return false; }",
+     "reclaim", "after_failed_growth"),
+    ("a declared pool hook, spelt right",
+     POOL_HOOKED + "\n  std::size_t mapping_size(std::size_t, bool) const { return 0; }",
+     "pools", None),
+    ("a declared pool hook, misspelt",
+     POOL_HOOKED + "\n  std::size_t maping_size(std::size_t, bool) const { return 0; }",
+     "pools", "mapping_size"),
+    ("a hook of another kind of part",
+     "static constexpr fraglab::part_hook hooks = fraglab::part_hook::split_override;",
+     "reclaim", "another kind of part"),
+]
+
+
+def main(argv):
+    root, compiler = argv[0], argv[1:]
+    failed = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, body, role, must_name in CASES:
+            pools, reclaim = ("part", "fraglab::no_reclaim") if role == "pools" else ("fraglab::stream_pool_rule", "part")
+            source = os.path.join(scratch, "case.cpp")
+            with open(source, "w") as f:
+                f.write(PROGRAM.format(body=body, pools=pools, reclaim=reclaim))
+            done = subprocess.run(compiler + ["-std=c++20", "-fsyntax-only", "-I", root, source],
+                                  capture_output=True, text=True)
+            if must_name is None:
+                ok = done.returncode == 0
+                why = "" if ok else "did not compile:\n" + done.stderr[-2000:]
+            else:
+                ok = done.returncode != 0 and must_name in done.stderr
+                why = "" if ok else ("compiled" if done.returncode == 0 else "failed without naming " + must_name +
+                                     ":\n" + done.stderr[-2000:])
+            print(("ok:   " if ok else "FAIL: ") + name + (" " + why if why else ""))
+            failed += 0 if ok else 1
+    print(f"check_part_hooks: {len(CASES) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
