@@ -164,7 +164,7 @@ int replay(std::vector<std::string> const& args)
       trace::trace const& t = traces[cell / compositions.size()];
       rows.push_back({std::to_string(cell), t.name, specs[cell % compositions.size()], std::to_string(t.event_count())});
     }
-    write_cell_list(vm, {"cell", "trace", "policy", "events"}, rows);
+    write_all_columns(vm, {"cell", "trace", "policy", "events"}, rows);
     return 0;
   }
   // A cell whose trace was recorded under settings its policy reads runs a composition of its own.

@@ -121,9 +121,7 @@ int info(std::vector<std::string> const& args)
     }
   }
   if (as_rows) {
-    std::string const out = format_rows(columns, rows, chosen_output_format(vm));
-    if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
-    else std::cout << out;
+    write_all_columns(vm, columns, rows);
   } else if (vm.count("output")) {
     write_output_file(vm["output"].as<std::string>(), lines.str());
   } else {
@@ -249,7 +247,7 @@ int sweep(std::vector<std::string> const& args)
       rows.back().insert(rows.back().end(), cell.point.begin(), cell.point.end());
       rows.back().push_back(std::to_string(traces[cell.trace].event_count()));
     }
-    write_cell_list(vm, listed, rows);
+    write_all_columns(vm, listed, rows);
     return 0;
   }
   std::uint64_t work = 0;

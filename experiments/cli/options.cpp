@@ -419,6 +419,14 @@ view_choice view_option(po::variables_map const& vm)
 
 }  // namespace
 
+void write_all_columns(po::variables_map const& vm, std::vector<std::string> const& columns,
+                       std::vector<std::vector<std::string>> const& rows)
+{
+  std::string const out = format_rows(columns, rows, chosen_output_format(vm));
+  if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
+  else std::cout << out;
+}
+
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)
 {

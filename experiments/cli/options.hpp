@@ -123,5 +123,9 @@ void check_output_options(po::variables_map const& vm, std::initializer_list<cha
 void add_output_options(po::options_description& desc);
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows);
+// The same with every column as it is, whatever the format (no reader's view of a results
+// table): info's rows, a run's list of cells.
+void write_all_columns(po::variables_map const& vm, std::vector<std::string> const& columns,
+                       std::vector<std::vector<std::string>> const& rows);
 
 }  // namespace fraglab::cli

@@ -1,14 +1,11 @@
 #include "experiments/cli/shard_option.hpp"
 
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/results_format.hpp"
 #include "experiments/trace/input_error.hpp"
 
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <stdexcept>
 
 namespace fraglab::cli {
@@ -84,14 +81,6 @@ void add_list_cells_option(po::options_description& desc)
 {
   desc.add_options()("list-cells", "print the cells this run would make (this shard's, with --shard), each with its trace's events, "
                                    "and run none: to size a cluster job");
-}
-
-void write_cell_list(po::variables_map const& vm, std::vector<std::string> const& columns,
-                     std::vector<std::vector<std::string>> const& rows)
-{
-  std::string const out = format_rows(columns, rows, chosen_output_format(vm));
-  if (vm.count("output") && vm["output"].as<std::string>() != "-") write_output_file(vm["output"].as<std::string>(), out);
-  else std::cout << out;
 }
 
 shard shard_option(po::variables_map const& vm)

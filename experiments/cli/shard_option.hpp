@@ -26,9 +26,6 @@ struct shard {
 void add_shard_option(po::options_description& desc, char const* what);
 // --list-cells: print the run's cells (this shard's, with --shard) instead of running them.
 void add_list_cells_option(po::options_description& desc);
-// Writes the listing: every column, in the chosen format, to -o or standard output.
-void write_cell_list(po::variables_map const& vm, std::vector<std::string> const& columns,
-                     std::vector<std::vector<std::string>> const& rows);
 
 // --shard I/N, or --shard slurm: the shard from the array task's place in its job array
 // (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_MIN, _MAX, _STEP, _COUNT). Throws
