@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 7's 3x targets measured on any x86-64 machine from a bench_allocators binary and
+"""The 3x speed targets measured on any x86-64 machine from a bench_allocators binary and
 trace files alone: for a machine that cannot run speed_table.py (no build, no traced
 programs, nothing to install), such as the GPU machine's host (docs/performance.md).
 

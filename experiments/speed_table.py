@@ -288,7 +288,7 @@ def main(argv):
         ["## Targets", "",
          f"Over the replays of real programs (the host and traced-program families): each preset's worst ratio "
          f"and the trace it is on, and on how many traces it is within {TARGET_RATIO:g}x, first of the fastest "
-         "general-purpose allocator (issue 7's line), then of glibc, the one coalescing allocator among the four "
+         "general-purpose allocator (the target's line), then of glibc, the one coalescing allocator among the four "
          "(docs/performance.md, \"Where things stand\").", ""] +
         (markdown_table(["preset", "worst ratio to the fastest", f"within {TARGET_RATIO:g}x of the fastest",
                          "worst ratio to glibc", f"within {TARGET_RATIO:g}x of glibc"], target_rows) + [""]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything of issue 6 that needs a GPU, in one run, on a machine with a CUDA device:
+# Everything that needs a GPU, in one run, on a machine with a CUDA device:
 #
 #   bash experiments/device/run_on_gpu.sh [--prebuilt DIR] [--only PARTS] [OUT_DIR]
 #
