@@ -6,6 +6,7 @@
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/param_set.hpp"
+#include "experiments/plan/offline_gap.hpp"
 #include "experiments/params/units.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/params/list_items.hpp"
@@ -136,6 +137,7 @@ int replay(std::vector<std::string> const& args)
                                                "at 4096 evenly spaced events of each replay (CSV)");
   add_timing_options(desc);
   add_allocator_options(desc);
+  add_offline_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
@@ -143,6 +145,7 @@ int replay(std::vector<std::string> const& args)
   check_output_options(vm, {"output", "timeseries"});
   unsigned const jobs = jobs_option(vm);
   shard const part = shard_option(vm);
+  std::optional<double> const offline = offline_option(vm);
   allocator_options const chosen = read_allocator_options(vm);
   replay_options options;
   options.strict = vm.count("strict") != 0;
@@ -187,10 +190,15 @@ int replay(std::vector<std::string> const& args)
     return r;
   });
   progress.finish();
+  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, *offline, jobs) : std::vector<plan::offline_best>{};
   std::vector<std::vector<std::string>> rows, series;
   for (std::size_t k = 0; k < results.size(); ++k) {
     rows.push_back(result_cells(results[k]));
     rows.back().insert(rows.back().begin(), std::to_string(mine[k]));
+    if (offline) {
+      auto const gap = plan::offline_cells(bests[mine[k] / compositions.size()], results[k].peak_reserved_bytes);
+      rows.back().insert(rows.back().end(), gap.begin(), gap.end());
+    }
     append_timeseries_rows(results[k], series);
   }
   // The time series first: a failure to write it leaves no results table either.
@@ -198,6 +206,8 @@ int replay(std::vector<std::string> const& args)
     write_output_file(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
   std::vector<std::string> columns = result_columns();
   columns.insert(columns.begin(), "cell");
+  if (offline)
+    for (auto const& c : plan::offline_columns()) columns.push_back(c);
   write_cell_rows(vm, part, replay_part, cells, part.given ? run_id("replay", traces, specs, {}, chosen.user, chosen.backend, options) : "",
                   std::move(columns), std::move(rows));
   return 0;

@@ -6,6 +6,7 @@
 #include "experiments/output/progress_meter.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/params/list_items.hpp"
+#include "experiments/plan/offline_gap.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
@@ -147,6 +148,7 @@ int sweep(std::vector<std::string> const& args)
   add_jobs_option(desc, "cells run in parallel (results identical to --jobs 1)");
   add_timing_options(desc, "0");
   add_allocator_options(desc);
+  add_offline_options(desc);
   add_output_options(desc);
   auto const parsed = parse_command(args, desc, "trace");
   if (!parsed) return 0;
@@ -233,10 +235,13 @@ int sweep(std::vector<std::string> const& args)
 
   std::size_t const total = cells.size();
   std::vector<std::size_t> const mine = part.cells(total);
+  std::optional<double> const offline = offline_option(vm);
   std::vector<std::string> columns = result_columns();
   for (std::size_t a = 0; a < axes.size(); ++a)
     columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
   columns.insert(columns.begin(), "cell");
+  if (offline)
+    for (auto const& c : plan::offline_columns()) columns.push_back(c);
   if (vm.count("list-cells")) {
     std::vector<std::string> listed(columns.begin(), columns.begin() + 3 + static_cast<std::ptrdiff_t>(axes.size()));
     listed.emplace_back("events");
@@ -254,10 +259,15 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
   options.progress = &progress;
+  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, *offline, jobs) : std::vector<plan::offline_best>{};
   auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     grid_cell const& cell = cells[mine[k]];
-    std::vector<std::string> row =
-        result_cells(make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend)->replay(traces[cell.trace], options));
+    replay_result const r = make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend)->replay(traces[cell.trace], options);
+    std::vector<std::string> row = result_cells(r);
+    if (offline) {
+      auto const gap = plan::offline_cells(bests[cell.trace], r.peak_reserved_bytes);
+      row.insert(row.end(), gap.begin(), gap.end());
+    }
     row.insert(row.begin() + 2, cell.point.begin(), cell.point.end());
     row.insert(row.begin(), std::to_string(mine[k]));
     progress.cell_done();

@@ -27,6 +27,7 @@ commands:
   sweep TRACE... -p P --vary KEY=V1,V2,...   replay over a parameter grid (--jobs N, --shard I/N)
   merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
+  plan INPUT... [--capacity C]               the best offline placement of every buffer, and its proven bound
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
@@ -43,7 +44,7 @@ commands:
 
 namespace {
 
-constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "info",
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "info",
                                          "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
 
 int run_command(std::string const& command, std::vector<std::string> const& args)
@@ -57,6 +58,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "info") return fraglab::cli::info(args);
   if (command == "sweep") return fraglab::cli::sweep(args);
   if (command == "capacity") return fraglab::cli::capacity(args);
+  if (command == "plan") return fraglab::cli::plan(args);
   if (command == "merge") return fraglab::cli::merge(args);
   if (command == "trace") return fraglab::cli::trace_program(args);
   if (command == "completion") return fraglab::cli::completion(args);

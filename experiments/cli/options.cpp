@@ -207,6 +207,32 @@ std::size_t size_option(std::string const& name, std::string const& text)
   return *n;
 }
 
+void add_offline_options(po::options_description& desc)
+{
+  desc.add_options()                                                                                             //
+      ("offline", "add offline_best_bytes and gap_to_offline (peak reserved / offline best - 1): the distance of "
+                  "each cell to the best placement of its trace's buffers that `fraglab plan` finds")  //
+      ("offline-time-limit", po::value<std::string>()->default_value("10"), "S: seconds of planning for each trace");
+}
+
+std::optional<double> offline_option(po::variables_map const& vm)
+{
+  if (!vm.count("offline")) {
+    if (!vm["offline-time-limit"].defaulted()) throw std::invalid_argument("--offline-time-limit is for --offline, which is not given");
+    return std::nullopt;
+  }
+  return seconds_option("offline-time-limit", vm["offline-time-limit"].as<std::string>());
+}
+
+double seconds_option(std::string const& name, std::string const& text)
+{
+  double seconds = 0;
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc{} || end != text.data() + text.size() || !(seconds > 0) || seconds > 1e9)
+    throw std::invalid_argument("--" + name + ": expected a positive number of seconds, got " + fraglab::quoted(text));
+  return seconds;
+}
+
 std::uint64_t count_option(std::string const& name, std::string const& text, std::uint64_t least, std::uint64_t most)
 {
   std::uint64_t v = 0;

@@ -84,6 +84,14 @@ std::size_t size_option(std::string const& name, std::string const& text);
 std::uint64_t count_option(std::string const& name, std::string const& text, std::uint64_t least = 0,
                            std::uint64_t most = std::numeric_limits<std::uint64_t>::max());
 
+// A positive number of seconds; throws std::invalid_argument naming the option.
+double seconds_option(std::string const& name, std::string const& text);
+
+// --offline and --offline-time-limit S: the gap of every cell to the offline planner's best
+// placement of its trace (experiments/plan/offline_gap.hpp); nothing unless --offline.
+void add_offline_options(po::options_description& desc);
+std::optional<double> offline_option(po::variables_map const& vm);
+
 // -j/--jobs N, at least 1; `help` says what runs in parallel.
 void add_jobs_option(po::options_description& desc, char const* help);
 unsigned jobs_option(po::variables_map const& vm);

@@ -52,6 +52,23 @@ constexpr auto descriptions = std::to_array<column_description>({
     {"min_capacity_bytes", "min capacity", "the smallest capacity with no failed allocation"},
     {"peak_reserved_unlimited", "reserved unlimited", "peak reserved bytes without a capacity limit"},
     {"replays", "replays", "replays the bisection took"},
+    {"offline_best_bytes", "offline best", "the lowest placement of the trace's buffers the offline planner found (fraglab plan)"},
+    {"offline_lower_bytes", "offline bound", "no placement of the trace's buffers is lower (LOAD, or proven by the planner's search)"},
+    {"offline_optimal", "offline optimal", "the offline best is proven optimal"},
+    {"gap_to_offline", "gap to offline", "peak reserved / offline best - 1: the distance to the best placement found with every lifetime known"},
+    {"load_bytes", "LOAD", "the most bytes live at one time: no placement is lower"},
+    {"height_bytes", "height", "the placement's height: the highest end of a buffer"},
+    {"lower_bound_bytes", "lower bound", "proven: no placement is lower"},
+    {"optimal", "optimal", "the height is proven optimal (it meets the lower bound)"},
+    {"gap_to_lower", "gap to bound", "height / lower bound - 1: at most this far from the optimum"},
+    {"buffers", "buffers", "the buffers that occupy space (a size and a lifetime)"},
+    {"capacity_bytes", "capacity", "the height no placement may exceed (--capacity)"},
+    {"found_by", "found by", "what found the placement: a greedy heuristic, the search's first dive, or the search"},
+    {"heuristic", "best heuristic", "the lowest of the greedy heuristics"},
+    {"heuristic_bytes", "its height", "that heuristic's height"},
+    {"search_nodes", "nodes", "states the exact search visited"},
+    {"seconds", "seconds", "time the planner took"},
+    {"seconds_to_fit", "to fit", "when the first placement within the capacity was found"},
 });
 
 column_description const* description_of(std::string_view column)
@@ -86,7 +103,10 @@ bool is_size_column(std::string_view c)
   return c.ends_with("_bytes") || c == "granularity" || c == "peak_reserved_unlimited";
 }
 
-bool is_fraction_column(std::string_view c) { return c.starts_with("frag") || c.starts_with("ext_frag"); }
+bool is_fraction_column(std::string_view c)
+{
+  return c.starts_with("frag") || c.starts_with("ext_frag") || c.starts_with("gap_to_");
+}
 
 std::string readable_cell(std::string_view column, std::string const& cell)
 {
@@ -136,7 +156,8 @@ std::vector<std::string> default_columns(rows_table const& t)
   if (events == t.columns.end() || policy == t.columns.end() || policy > events) return t.columns;
   std::vector<std::string> shown{"trace", "policy"};
   shown.insert(shown.end(), policy + 1, events);
-  for (char const* c : {"backend", "peak_live_bytes", "peak_reserved_bytes", "frag4", "ext_frag_at_peak", "failed_allocs"})
+  for (char const* c : {"backend", "peak_live_bytes", "peak_reserved_bytes", "frag4", "ext_frag_at_peak", "failed_allocs",
+                        "offline_best_bytes", "gap_to_offline"})
     if (std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end()) shown.emplace_back(c);
   if (auto const ns = std::find(t.columns.begin(), t.columns.end(), "ns_per_op"); ns != t.columns.end()) {
     auto const at = static_cast<std::size_t>(ns - t.columns.begin());

@@ -1,0 +1,110 @@
+// fraglab plan: the best offline placement of every buffer of a trace or a MiniMalloc CSV,
+// with its proven lower bound (policies/offline/planner.hpp, docs/offline.md).
+#include "experiments/cli/commands.hpp"
+#include "experiments/cli/options.hpp"
+#include "experiments/output/output_file.hpp"
+#include "experiments/plan/offline_problem.hpp"
+#include "experiments/replay/run_cells.hpp"
+#include "experiments/trace/read_trace.hpp"
+#include "policies/offline/planner.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace fraglab::cli {
+
+namespace {
+
+std::string decimal(double v, int digits)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int plan(std::vector<std::string> const& args)
+{
+  po::options_description desc(
+      "fraglab plan INPUT... [--time-limit S] [--capacity C] [--placement OUT.csv] [options]\n\n"
+      "  fraglab plan run.trace                          the lowest placement of its allocations, and how far it can be from the best\n"
+      "  fraglab plan B.1048576.csv --capacity 1048576 --placement B.out.csv   MiniMalloc's problem and output\n\n"
+      "INPUT: any trace fraglab reads (a buffer lives from its allocation to its free, or to the end), or a MiniMalloc\n"
+      "CSV (id,lower,upper,size: live over [lower, upper)). Every placement is checked before it is reported.\n"
+      "Columns: height_bytes (the placement's), lower_bound_bytes (proven: none is lower; LOAD or raised by the search),\n"
+      "optimal (the two meet), gap_to_lower (height / lower bound - 1), found_by (a heuristic, or the search).\n"
+      "Exit: 0 planned; 1 no placement within --capacity was found (nothing is written); 2 bad input.\n\n"
+      "Options");
+  desc.add_options()                                                                                                 //
+      ("input", po::value<std::vector<std::string>>()->multitoken(), "traces or MiniMalloc CSV files")                 //
+      ("time-limit", po::value<std::string>()->default_value("10"), "S: seconds of search for each input")          //
+      ("capacity", po::value<std::string>(), "SIZE: the height no placement may exceed (e.g. 1048576, 80GiB)")      //
+      ("placement", po::value<std::string>(), "OUT.csv: the placement of one input's buffers as MiniMalloc's CSV with "
+                                              "an offset column");
+  add_trace_selection_options(desc);
+  add_jobs_option(desc, "inputs planned in parallel");
+  add_output_options(desc);
+  auto const parsed = parse_command(args, desc, "input");
+  if (!parsed) return 0;
+  auto const& vm = *parsed;
+  if (!vm.count("input")) throw std::invalid_argument("no input given");
+  check_output_options(vm, {"output", "placement"});
+  double const seconds = seconds_option("time-limit", vm["time-limit"].as<std::string>());
+  std::uint64_t const capacity = vm.count("capacity") ? size_option("capacity", vm["capacity"].as<std::string>()) : offline::no_capacity;
+  unsigned const jobs = jobs_option(vm);
+  auto const& paths = vm["input"].as<std::vector<std::string>>();
+  check_distinct_names(paths);
+
+  std::vector<plan::offline_input> inputs;
+  for (auto const& path : paths) {
+    if (plan::is_minimalloc_csv(path)) {
+      inputs.push_back(plan::read_minimalloc_csv(path));
+      continue;
+    }
+    for (trace::trace& t : trace::read_traces(path, device_option(vm))) {
+      apply_trace_selection(vm, t);
+      inputs.push_back(plan::offline_problem(t));
+    }
+  }
+  if (vm.count("placement") && inputs.size() != 1)
+    throw std::invalid_argument("--placement writes one input's placement, and " + std::to_string(inputs.size()) +
+                                " were given (a snapshot of several devices is one a device: choose with --device N)");
+  for (auto& in : inputs) in.problem.capacity = capacity;
+
+  offline::plan_options options;
+  options.time_limit_seconds = seconds;
+  auto const results = run_cells<offline::plan_result>(inputs.size(), jobs, [&](std::size_t i) { return offline::plan(inputs[i].problem, options); });
+
+  bool all_fit = true;
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    offline::plan_result const& r = results[i];
+    if (!r.fits) {
+      all_fit = false;
+      std::cerr << "fraglab: " << inputs[i].name << ": no placement within " << capacity << " bytes: "
+                << (r.infeasible ? "none exists (proven: every placement is at least " + std::to_string(r.lower_bound) + " bytes high)"
+                                 : "none found in " + decimal(seconds, 1) + " s (the lowest found is " + std::to_string(r.height) +
+                                       " bytes; no placement is lower than " + std::to_string(r.lower_bound) + ")")
+                << '\n';
+    }
+    std::size_t buffers = 0;
+    for (auto const& b : inputs[i].problem.buffers) buffers += offline::occupies_space(b);
+    rows.push_back({inputs[i].name, std::to_string(buffers), std::to_string(r.load), std::to_string(r.height),
+                    std::to_string(r.lower_bound), r.optimal ? "yes" : "no",
+                    r.lower_bound == 0 ? "0.0000" : decimal(static_cast<double>(r.height) / static_cast<double>(r.lower_bound) - 1.0, 4),
+                    capacity == offline::no_capacity ? "" : std::to_string(capacity), r.found_by, r.heuristic_best,
+                    std::to_string(r.heuristic_height), std::to_string(r.search_nodes), decimal(r.seconds, 3),
+                    r.seconds_to_fit < 0 ? "" : decimal(r.seconds_to_fit, 3)});
+  }
+  if (!all_fit) return 1;
+  if (vm.count("placement")) write_output_file(vm["placement"].as<std::string>(), plan::minimalloc_csv(inputs[0], results[0].offsets));
+  write_rows(vm,
+             {"trace", "buffers", "load_bytes", "height_bytes", "lower_bound_bytes", "optimal", "gap_to_lower", "capacity_bytes",
+              "found_by", "heuristic", "heuristic_bytes", "search_nodes", "seconds", "seconds_to_fit"},
+             rows);
+  return 0;
+}
+
+}  // namespace fraglab::cli

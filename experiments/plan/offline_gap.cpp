@@ -1,0 +1,37 @@
+#include "experiments/plan/offline_gap.hpp"
+
+#include "experiments/plan/offline_problem.hpp"
+#include "experiments/replay/run_cells.hpp"
+#include "policies/offline/planner.hpp"
+
+#include <cstdio>
+
+namespace fraglab::plan {
+
+offline_best offline_best_of(trace::trace const& t, double seconds)
+{
+  offline::plan_options options;
+  options.time_limit_seconds = seconds;
+  offline::plan_result const r = offline::plan(offline_problem(t).problem, options);
+  return {r.height, r.lower_bound, r.optimal};
+}
+
+std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, double seconds, unsigned jobs)
+{
+  return run_cells<offline_best>(traces.size(), jobs, [&](std::size_t i) { return offline_best_of(traces[i], seconds); });
+}
+
+std::vector<std::string> offline_columns() { return {"offline_best_bytes", "offline_lower_bytes", "offline_optimal", "gap_to_offline"}; }
+
+std::vector<std::string> offline_cells(offline_best const& best, std::uint64_t peak_reserved_bytes)
+{
+  std::string gap;
+  if (best.best_bytes != 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(peak_reserved_bytes) / static_cast<double>(best.best_bytes) - 1.0);
+    gap = buf;
+  }
+  return {std::to_string(best.best_bytes), std::to_string(best.lower_bytes), best.optimal ? "yes" : "no", gap};
+}
+
+}  // namespace fraglab::plan

@@ -1,0 +1,34 @@
+// The offline placement problem of an input: a MiniMalloc CSV as it is, or a trace's
+// allocations as buffers whose lifetimes the trace tells (policies/offline/, docs/offline.md).
+#pragma once
+
+#include "experiments/trace/trace.hpp"
+#include "policies/offline/problem.hpp"
+
+#include <string>
+#include <vector>
+
+namespace fraglab::plan {
+
+struct offline_input {
+  std::string name;             // as result rows name the input
+  offline::problem problem;
+  std::vector<std::string> ids;  // per buffer: the CSV's id, or the event number of the allocation
+};
+
+// A trace's allocations: the n-th event is time step n; a buffer lives from its allocation
+// to its free, or to the end when never freed. A free of an id not live is left out (as
+// replay leaves it out); cache releases take no time and change nothing.
+offline_input offline_problem(trace::trace const& t);
+
+// Whether the file begins with MiniMalloc's header (id,lower,upper,size).
+bool is_minimalloc_csv(std::string const& path);
+
+// MiniMalloc's CSV: `id,lower,upper,size` and optionally `offset` (ignored), a buffer a row,
+// live over [lower, upper). Throws input_error(FILE:LINE: what was expected).
+offline_input read_minimalloc_csv(std::string const& path);
+
+// The same CSV with an `offset` column: the planner's placement of every buffer.
+std::string minimalloc_csv(offline_input const& in, std::vector<std::uint64_t> const& offsets);
+
+}  // namespace fraglab::plan

@@ -1,0 +1,147 @@
+// The offline planner: the lowest placement it can find within a time limit, the best lower
+// bound it can prove, and whether the two meet (docs/offline.md).
+//
+// 1. LOAD bounds the height from below (lower_bounds.hpp).
+// 2. Every greedy heuristic of the portfolio runs (greedy.hpp); the lowest is kept.
+// 3. The exact search (exact_search.hpp) dives for a first placement, tries the capacity if
+//    that exceeds it, then LOAD (where most instances' optimum lies), then heights between
+//    the bounds, halving the distance, until the bounds meet or time runs out.
+//
+// Every height is a multiple of the granule g (the greatest common divisor of the sizes and
+// alignments): in a canonical placement every offset is. So a height H proven infeasible
+// makes H + g a lower bound, and a placement of height H + g optimal.
+//
+// No placement is reported before placement_error (validate.hpp) accepted it.
+#pragma once
+
+#include "policies/offline/detail/sections.hpp"
+#include "policies/offline/exact_search.hpp"
+#include "policies/offline/greedy.hpp"
+#include "policies/offline/lower_bounds.hpp"
+#include "policies/offline/problem.hpp"
+#include "policies/offline/validate.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fraglab::offline {
+
+struct plan_options {
+  double time_limit_seconds = 10;
+  // Instances with more buffers get the heuristics only: the search keeps, for each buffer,
+  // the buffers it meets in time, and recurses once per buffer placed.
+  std::size_t search_buffer_limit = 4000;
+};
+
+struct plan_result {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t height = 0;
+  std::uint64_t lower_bound = 0;  // proven: no placement is lower
+  std::uint64_t load = 0;
+  bool optimal = false;           // height == lower_bound
+  bool fits = false;              // height <= the problem's capacity
+  bool infeasible = false;        // proven: no placement fits the capacity
+  std::string found_by;           // the heuristic, or "search"
+  std::string heuristic_best;     // the best heuristic's name
+  std::uint64_t heuristic_height = 0;
+  std::uint64_t search_nodes = 0;
+  double seconds = 0;
+  double seconds_to_fit = -1;     // when the first placement within the capacity was found
+};
+
+[[nodiscard]] inline std::uint64_t granule(problem const& p)
+{
+  std::uint64_t g = 0;
+  for (buffer const& b : p.buffers)
+    if (occupies_space(b)) g = std::gcd(g, std::gcd(b.size, b.alignment));
+  return g == 0 ? 1 : g;
+}
+
+[[nodiscard]] inline plan_result plan(problem const& p, plan_options const& options = {})
+{
+  auto const start = clock::now();
+  auto const deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
+  auto const since_start = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+    std::uint64_t const a = p.buffers[i].alignment;
+    if (a == 0 || (a & (a - 1)) != 0)
+      throw std::invalid_argument("buffer " + std::to_string(i) + ": alignment " + std::to_string(a) + " is not a power of two");
+    if (p.buffers[i].lower > p.buffers[i].upper)
+      throw std::invalid_argument("buffer " + std::to_string(i) + ": its lifetime ends before it starts");
+  }
+  plan_result r;
+  r.load = r.lower_bound = load(p);
+  std::uint64_t const g = granule(p);
+  problem unlimited = p;
+  unlimited.capacity = no_capacity;
+  auto const accept = [&](std::vector<std::uint64_t> offsets, std::string by) {
+    if (auto const error = placement_error(unlimited, offsets))
+      throw std::logic_error("the planner's " + by + " placement is invalid: " + *error);
+    std::uint64_t const height = placement_height(p, offsets);
+    if (!r.offsets.empty() && height >= r.height) return;
+    r.offsets = std::move(offsets);
+    r.height = height;
+    r.found_by = std::move(by);
+    if (height <= p.capacity && r.seconds_to_fit < 0) r.seconds_to_fit = since_start();
+  };
+
+  detail::sections const sec(p);
+  for (heuristic const& h : portfolio) {
+    if (!r.offsets.empty() && r.height == r.lower_bound) break;  // optimal already
+    // The ordered heuristics cost up to O(n^2) on long-lived buffers: each gets at most a
+    // quarter of the time left, so that the search keeps some.
+    auto const until = clock::now() + (deadline - clock::now()) / 4;
+    if (auto offsets = greedy_placement(p, sec, h, until)) {
+      std::uint64_t const before = r.offsets.empty() ? no_capacity : r.height;
+      accept(std::move(*offsets), std::string(h.name));
+      if (r.height < before) {
+        r.heuristic_best = h.name;
+        r.heuristic_height = r.height;
+      }
+    }
+  }
+
+  std::size_t occupying = 0;
+  for (buffer const& b : p.buffers) occupying += occupies_space(b);
+  if (r.height > r.lower_bound && occupying <= options.search_buffer_limit) {
+    exact_search search(p);
+    auto const left = [&] { return deadline - clock::now(); };
+    // Whether the search answered (found, or proved infeasible) by `until`.
+    auto const try_height = [&](std::uint64_t height, clock::time_point until, char const* by) {
+      search_result s = search.within(height, until);
+      r.search_nodes += s.nodes;
+      if (s.outcome == search_outcome::found) accept(std::move(s.offsets), by);
+      else if (s.outcome == search_outcome::infeasible) r.lower_bound = std::max(r.lower_bound, height + g);
+      return s.outcome != search_outcome::out_of_time;
+    };
+    // The search's first placement under no limit is a heuristic of its own, usually the
+    // lowest of them all.
+    (void)try_height(no_capacity, clock::now() + left() / 8, "search/dive");
+    if (p.capacity < r.height && p.capacity >= r.lower_bound && try_height(p.capacity, clock::now() + left() / 2, "search") &&
+        r.lower_bound > p.capacity)
+      r.infeasible = true;
+    // LOAD (where most instances' optimum lies), then heights between the bounds: halfway
+    // first, nearer the best found after a height that ran out of time.
+    if (!r.infeasible && r.height > r.lower_bound) (void)try_height(r.lower_bound, clock::now() + left() / 4, "search");
+    auto const granules = [&](std::uint64_t bytes) { return bytes / g * g; };
+    std::uint64_t step = std::max(g, granules((r.height - r.lower_bound) / 2));
+    while (!r.infeasible && r.height > r.lower_bound && left() > clock::duration::zero()) {
+      step = std::min(step, r.height - r.lower_bound);
+      bool const last = step == g;
+      if (try_height(r.height - step, last ? deadline : clock::now() + left() / 4, "search")) step = std::max(g, granules((r.height - r.lower_bound) / 2));
+      else if (last) break;
+      else step = std::max(g, granules(step / 2));
+    }
+  }
+  if (p.capacity < r.lower_bound) r.infeasible = true;
+  r.optimal = r.height == r.lower_bound;
+  r.fits = r.height <= p.capacity;
+  r.seconds = since_start();
+  return r;
+}
+
+}  // namespace fraglab::offline

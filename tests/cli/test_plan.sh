@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# fraglab plan and replay --offline end to end: MiniMalloc's CSV in and out, every trace
+# format, every placement checked by an independent validator (tests/policies/
+# check_placement.py), the bound and proof reported, and bad input refused with nothing
+# written.
+set -u
+fraglab=${1:?usage: test_plan.sh PATH_TO_FRAGLAB}
+check=$(dirname "$0")/../policies/check_placement.py
+shared=$(dirname "$0")/../../../shared/traces
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect() { if eval "$2"; then pass; else fail "$1"; fi; }
+column() { awk -F, -v name="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==name) c=i} NR==2{print $c}' "$1"; }
+
+# MiniMalloc's README example: capacity 12 is optimal.
+printf 'id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n' > "$work/example.csv"
+"$fraglab" plan "$work/example.csv" --capacity 12 --placement "$work/example.out.csv" -o "$work/example.plan.csv"; rc=$?
+expect "plan solves MiniMalloc's example at capacity 12" \
+  '[[ $rc -eq 0 && $(column "$work/example.plan.csv" height_bytes) == 12 && $(column "$work/example.plan.csv" optimal) == yes ]]'
+expect "the placement is MiniMalloc's CSV with an offset column, the ids kept" \
+  '[[ $(head -1 "$work/example.out.csv") == id,lower,upper,size,offset && $(cut -d, -f1 "$work/example.out.csv" | tail -n +2 | paste -sd " ") == "b1 b2 b3 b4 b5" ]]'
+expect "the independent validator accepts it" 'python3 "$check" "$work/example.out.csv" --height 12 --capacity 12 >/dev/null'
+# The placement read back (its offset column ignored) plans the same.
+"$fraglab" plan "$work/example.out.csv" -o "$work/again.csv"; rc=$?
+expect "a placement's CSV reads back as a problem" '[[ $rc -eq 0 && $(column "$work/again.csv" height_bytes) == 12 ]]'
+
+# Below the optimum: proven infeasible, exit 1, nothing written.
+err=$("$fraglab" plan "$work/example.csv" --capacity 11 --placement "$work/none.csv" -o "$work/none.plan" 2>&1); rc=$?
+expect "a capacity below the optimum is refused with the proof ($err)" \
+  '[[ $rc -eq 1 && $err == *"no placement within 11 bytes: none exists (proven"*12* && ! -e $work/none.csv && ! -e $work/none.plan ]]'
+echo "old" > "$work/kept.csv"
+"$fraglab" plan "$work/example.csv" --capacity 11 --placement "$work/kept.csv" 2>/dev/null
+expect "a failed plan leaves an existing placement file as it was" '[[ $(cat "$work/kept.csv") == old ]]'
+
+# Bad input: FILE:LINE and what was expected, exit 2, nothing written.
+printf 'id,lower,upper,size\nx,0,3,4\ny,5,2,4\n' > "$work/backwards.csv"
+err=$("$fraglab" plan "$work/backwards.csv" --placement "$work/bad.csv" 2>&1); rc=$?
+expect "an upper below the lower is refused at its line ($err)" '[[ $rc -eq 2 && $err == *backwards.csv:3:*"upper >= lower"* && ! -e $work/bad.csv ]]'
+printf 'id,lower,upper,size\nx,0,3,four\n' > "$work/word.csv"
+err=$("$fraglab" plan "$work/word.csv" 2>&1); rc=$?
+expect "a size that is not a number is refused at its line" '[[ $rc -eq 2 && $err == *word.csv:2:*"expected size"*four* ]]'
+printf 'id,lower,upper,size\nx,0,3,4\nx,1,2,4\n' > "$work/twice.csv"
+err=$("$fraglab" plan "$work/twice.csv" 2>&1); rc=$?
+expect "an id given twice is refused" '[[ $rc -eq 2 && $err == *twice.csv:3:*"given twice"* ]]'
+err=$("$fraglab" plan "$work/example.csv" --time-limit 0 2>&1); rc=$?
+expect "a time limit of 0 is refused" '[[ $rc -eq 2 && $err == *--time-limit* ]]'
+cp "$work/example.csv" "$work/example2.csv"
+err=$("$fraglab" plan "$work/example.csv" "$work/example2.csv" --placement "$work/two.csv" 2>&1); rc=$?
+expect "--placement with two inputs is refused" '[[ $rc -eq 2 && $err == *"--placement"*"2 were given"* && ! -e $work/two.csv ]]'
+
+# A trace: a buffer per allocation, live from it to its free; the validator and LOAD agree
+# with info's peak live bytes.
+"$fraglab" gen phases --phases 6 --objects 400 -o "$work/p.trace" 2>/dev/null
+"$fraglab" plan "$work/p.trace" --time-limit 2 --placement "$work/p.out.csv" -o "$work/p.plan.csv"; rc=$?
+height=$(column "$work/p.plan.csv" height_bytes)
+peak=$("$fraglab" info "$work/p.trace" | sed -n 's/^peak_live_bytes: //p')
+expect "plan of a trace: LOAD is the trace's peak live bytes ($(column "$work/p.plan.csv" load_bytes) vs $peak)" \
+  '[[ $rc -eq 0 && $(column "$work/p.plan.csv" load_bytes) == "$peak" ]]'
+expect "plan of a trace: a valid placement of the reported height" 'python3 "$check" "$work/p.out.csv" --height "$height" >/dev/null'
+expect "plan of a trace: height >= lower bound >= LOAD" \
+  '[[ $height -ge $(column "$work/p.plan.csv" lower_bound_bytes) && $(column "$work/p.plan.csv" lower_bound_bytes) -ge $peak ]]'
+
+# replay --offline: the gap column is peak reserved over the offline best, minus 1.
+"$fraglab" replay "$work/p.trace" -p best_fit,tlsf --backend simulated --offline --offline-time-limit 1 -o "$work/r.csv"; rc=$?
+ok=$(awk -F, 'NR==1{for(i=1;i<=NF;i++) h[$i]=i; next} {r=$h["peak_reserved_bytes"]; b=$h["offline_best_bytes"]; g=$h["gap_to_offline"];
+  d=r/b-1-g; if (d<0) d=-d; if (d>0.0001 || b<$h["peak_live_bytes"]) bad=1} END{print bad?"no":"yes"}' "$work/r.csv")
+expect "replay --offline: gap_to_offline = peak reserved / offline best - 1, the best no lower than peak live" '[[ $rc -eq 0 && $ok == yes ]]'
+out=$("$fraglab" replay "$work/p.trace" -p best_fit --backend simulated --offline --offline-time-limit 1)
+expect "replay --offline shows the gap in the table" '[[ $out == *"gap to offline"* && $out == *"offline best"* ]]'
+err=$("$fraglab" replay "$work/p.trace" -p best_fit --offline-time-limit 1 2>&1); rc=$?
+expect "--offline-time-limit without --offline is refused" '[[ $rc -eq 2 && $err == *"--offline"* ]]'
+"$fraglab" sweep "$work/p.trace" -p best_fit --vary granularity=256,4096 --backend simulated --offline --offline-time-limit 1 -o "$work/s.csv" 2>/dev/null; rc=$?
+expect "sweep --offline adds the gap to every cell" '[[ $rc -eq 0 && $(head -1 "$work/s.csv") == *gap_to_offline* && $(tail -n +2 "$work/s.csv" | wc -l) -eq 2 ]]'
+
+# Every shared trace and offline benchmark: each placement valid and of the reported height.
+if [[ -d $shared ]]; then
+  for input in "$shared"/offline/*/*.csv "$shared"/host/*.csv "$shared"/pytorch/*.pickle "$shared"/pytorch-cases/*.pickle; do
+    [[ -e $input ]] || continue
+    name=$(basename "$input")
+    # A snapshot of several devices is planned a device at a time: the first here.
+    device=()
+    first=$("$fraglab" info "$input" --format csv 2>/dev/null | awk -F, 'NR==2{print $1}')
+    [[ $first == *@cuda:* ]] && device=(--device "${first##*@cuda:}")
+    "$fraglab" plan "$input" "${device[@]}" --time-limit 1 --placement "$work/$name.out.csv" -o "$work/$name.plan.csv" 2>"$work/err"; rc=$?
+    height=$(column "$work/$name.plan.csv" height_bytes)
+    expect "plan $name: a placement the validator accepts, of the reported height $height" \
+      '[[ $rc -eq 0 ]] && python3 "$check" "$work/$name.out.csv" --height "$height" >/dev/null'
+  done
+else
+  echo "SKIP: $shared not found; planning the shared traces needs ../shared/traces"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
