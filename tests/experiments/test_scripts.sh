@@ -40,6 +40,16 @@ over=$(grep -v -e "^#" -e "^workload," "$work/out/gpu_allocators.csv" | awk -F, 
 expect "a workload's min capacity never exceeds its unlimited peak reserved" '[[ $over -eq 0 ]]'
 expect "gpu_allocators.svg is drawn" 'grep -q "<svg" "$work/out/gpu_allocators.svg"'
 
+$py "$root/experiments/offline_gap.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/dl" 2> "$work/offline.err"
+expect "offline_gap.py runs" '[[ $? -eq 0 ]] || { cat "$work/offline.err"; false; }'
+expect "offline_gap.csv has provenance and the gap columns" \
+  'provenance_ok "$work/out/offline_gap.csv" "workload,trace,policy,peak_live_bytes,peak_reserved_bytes,offline_best_bytes,offline_lower_bytes,offline_optimal,gap_to_offline,failed_allocs"'
+expect "offline_gap.csv: 14 presets on each of the 5 quick workloads" '[[ $(grep -vc "^#" "$work/out/offline_gap.csv") -eq 71 ]]'
+# No preset serves a trace below LOAD, and the offline best is never below it either.
+expect "offline_gap.csv: LOAD <= offline best, and the lower bound between them" \
+  '[[ -z $(grep -v "^#" "$work/out/offline_gap.csv" | awk -F, '"'"'NR>1 && ($6<$4 || $7<$4 || $7>$6)'"'"') ]]'
+expect "offline_gap.md and .svg are written" 'grep -q "Gap to the offline best" "$work/out/offline_gap.md" && grep -q "<svg" "$work/out/offline_gap.svg"'
+
 $py "$root/experiments/split_ratio_sweep.py" --quick --repeat 1 --fraglab "$fraglab" --out-dir "$work/out" \
   --work-dir "$work" 2> "$work/split.err"
 expect "split_ratio_sweep.py runs" '[[ $? -eq 0 ]] || { cat "$work/split.err"; false; }'

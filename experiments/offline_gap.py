@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""How far is each allocator from the best offline placement? Every preset's peak reserved
+bytes over the best placement `fraglab plan` finds for the same buffers (every lifetime
+known in advance), on the host traces, the PyTorch snapshots and the generated deep-learning
+workloads; and the planner itself on MiniMalloc's challenging benchmarks.
+
+    experiments/offline_gap.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
+                               [--time-limit S] [--quick]
+
+gap_to_offline = peak reserved / offline best - 1 (docs/offline.md). Every preset runs on the
+simulated backend (separate segments, as a GPU's), so the rows compare like with like; the
+offline best is the planner's lowest placement in --time-limit seconds, with its proven
+lower bound beside it (where the two meet, the best is optimal).
+
+Writes OUT/offline_gap.csv (every row), .md (the tables) and .svg (the gap per preset).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+import dl_workloads
+import program_traces
+from results_io import SHARED_TRACES, common_arguments, figures, file_digest, fraglab_rows, markdown_table, provenance, \
+    write_csv, write_markdown
+
+PRESETS = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "dlmalloc", "tlsf", "rmm_pool", "best_fit", "first_fit",
+           "first_fit_lifo", "first_fit_fifo", "next_fit", "worst_fit", "buddy", "segregated_pow2"]
+
+# MiniMalloc's challenging benchmarks (../shared/traces/offline/README.md): LOAD, and the
+# least height MiniMalloc found (its README: within 60 s for D and J, optimal elsewhere).
+MINIMALLOC = {"A": 1048576, "B": 1048576, "C": 1039360, "D": 1045504, "E": 1048576, "F": 1048576, "G": 1048576,
+              "H": 1048576, "I": 1048576, "J": 1041408, "K": 1048576}
+CAPACITY = 1048576
+
+
+def percent(x):
+    return f"{100 * float(x):.2f}"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
+    common_arguments(parser, "dl")
+    parser.add_argument("--time-limit", default=None, help="seconds of planning per trace (default 10; 1 with --quick)")
+    args = parser.parse_args(argv)
+    limit = args.time_limit or ("1" if args.quick else "10")
+
+    traces, inputs = dl_workloads.workloads(args.fraglab, args.work_dir + ("-quick" if args.quick else ""), args.quick)
+    host, checksums = program_traces.host_traces(args.quick)
+    traces |= host
+    inputs |= checksums
+
+    rows = []
+    for name, path in traces.items():
+        results = fraglab_rows(args.fraglab, ["replay", path, "-p", ",".join(PRESETS), "--backend", "simulated",
+                                              "--repeat", "0", "--offline", "--offline-time-limit", limit,
+                                              "--jobs", args.jobs])
+        for r in results:
+            rows.append([name, r["trace"], r["policy"], r["peak_live_bytes"], r["peak_reserved_bytes"],
+                         r["offline_best_bytes"], r["offline_lower_bytes"], r["offline_optimal"], r["gap_to_offline"],
+                         r["failed_allocs"]])
+        print(f"{name}: replayed and planned", file=sys.stderr)
+
+    bench = []
+    folder = os.path.join(SHARED_TRACES, "offline", "minimalloc-challenging")
+    if os.path.isdir(folder) and not args.quick:
+        for label in MINIMALLOC:
+            path = os.path.join(folder, f"{label}.{CAPACITY}.csv")
+            r = fraglab_rows(args.fraglab, ["plan", path, "--capacity", str(CAPACITY), "--time-limit", limit])[0]
+            bench.append([label, r["buffers"], r["load_bytes"], r["height_bytes"], r["lower_bound_bytes"], r["optimal"],
+                          MINIMALLOC[label], r["heuristic"], r["heuristic_bytes"], r["seconds_to_fit"], r["seconds"]])
+            inputs[f"{label}.{CAPACITY}.csv"] = f"sha256 {file_digest(path)}"
+            print(f"MiniMalloc {label}: planned", file=sys.stderr)
+
+    columns = ["workload", "trace", "policy", "peak_live_bytes", "peak_reserved_bytes", "offline_best_bytes",
+               "offline_lower_bytes", "offline_optimal", "gap_to_offline", "failed_allocs"]
+    header = provenance("offline_gap.py", argv, [("offline time limit", f"{limit} s")] +
+                        [(f"input {k}", v) for k, v in inputs.items()])
+    os.makedirs(args.out_dir, exist_ok=True)
+    write_csv(os.path.join(args.out_dir, "offline_gap.csv"), header, columns, rows)
+
+    traces_seen = list(dict.fromkeys(r[1] for r in rows))
+    value = {(r[1], r[2]): r for r in rows}
+    table = []
+    for preset in PRESETS:
+        gaps = [float(value[(t, preset)][8]) for t in traces_seen if (t, preset) in value and value[(t, preset)][9] == "0"]
+        table.append([preset] + [percent(value[(t, preset)][8]) if (t, preset) in value else "" for t in traces_seen] +
+                     [percent(statistics.median(gaps)) if gaps else ""])
+    table.sort(key=lambda row: float(row[-1]) if row[-1] else float("inf"))
+    bests = [[t, value[(t, PRESETS[0])][5], value[(t, PRESETS[0])][6], value[(t, PRESETS[0])][7],
+              value[(t, PRESETS[0])][3]] for t in traces_seen]
+    sections = [[
+        "gap_to_offline in percent: a preset's peak reserved bytes over the best placement the offline planner "
+        "found for the trace's buffers, minus 1 (lower is better; 0 is as good as knowing every lifetime in "
+        f"advance). Every preset on the simulated backend; the planner had {limit} s a trace. Presets sorted "
+        "by their median over the traces."],
+        ["## Gap to the offline best (%)", ""] + markdown_table(["preset"] + traces_seen + ["median"], table),
+        ["## The offline best of each trace", "",
+         "LOAD (peak live bytes) is the floor no placement goes below; the lower bound is LOAD or what the "
+         "planner's search proved above it; optimal where the best meets it."] + [""] +
+        markdown_table(["trace", "offline best (bytes)", "lower bound (bytes)", "optimal", "LOAD (bytes)"], bests)]
+    if bench:
+        sections.append(["## The planner on MiniMalloc's challenging benchmarks", "",
+                         f"`fraglab plan X.{CAPACITY}.csv --capacity {CAPACITY} --time-limit {limit}` on MiniMalloc's "
+                         "eleven challenging benchmarks (../shared/traces/offline). MiniMalloc's own least heights are "
+                         "those its README and ../shared/traces/offline/README.md state (all at or below the capacity, "
+                         "in 0.7-6.4 s each on this kind of machine). `to fit`: when the first placement within the "
+                         "capacity was found (empty: none was).", ""] +
+                        markdown_table(["benchmark", "buffers", "LOAD", "height", "lower bound", "optimal",
+                                        "MiniMalloc's height", "best heuristic", "its height", "to fit (s)",
+                                        "seconds"], bench))
+    write_markdown(os.path.join(args.out_dir, "offline_gap.md"), "Every preset's distance to the best offline placement",
+                   "offline_gap.py", header, sections + [["![gap to the offline best](offline_gap.svg)"]])
+    figures(args.out_dir, ["trace", "policy", "gap_to_offline"], [[r[1], r[2], r[8]] for r in rows],
+            [("bars", "offline_gap.svg", ["-y", "gap_to_offline"])])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
