@@ -16,8 +16,11 @@ Writes OUT/offline_gap.csv (every row), .md (the tables) and .svg (the gap per p
 """
 
 import argparse
+import csv
+import io
 import os
 import statistics
+import subprocess
 import sys
 
 import dl_workloads
@@ -67,9 +70,17 @@ def main(argv):
     if os.path.isdir(folder) and not args.quick:
         for label in MINIMALLOC:
             path = os.path.join(folder, f"{label}.{CAPACITY}.csv")
-            r = fraglab_rows(args.fraglab, ["plan", path, "--capacity", str(CAPACITY), "--time-limit", limit])[0]
+            # MiniMalloc's question first: a placement within the capacity, and when it was
+            # found; then, where none was, the lowest height without one.
+            command = [args.fraglab, "plan", path, "--time-limit", limit, "--format", "csv"]
+            done = subprocess.run(command + ["--capacity", str(CAPACITY)], capture_output=True, text=True)
+            if done.returncode not in (0, 1):
+                sys.exit(f"offline_gap.py: `{' '.join(command)}` exited {done.returncode}:\n{done.stderr}")
+            fit = next(csv.DictReader(io.StringIO(done.stdout))) if done.returncode == 0 else None
+            r = fit or fraglab_rows(args.fraglab, ["plan", path, "--time-limit", limit])[0]
             bench.append([label, r["buffers"], r["load_bytes"], r["height_bytes"], r["lower_bound_bytes"], r["optimal"],
-                          MINIMALLOC[label], r["heuristic"], r["heuristic_bytes"], r["seconds_to_fit"], r["seconds"]])
+                          MINIMALLOC[label], fit["seconds_to_fit"] if fit else "none found", r["heuristic"],
+                          r["heuristic_bytes"]])
             inputs[f"{label}.{CAPACITY}.csv"] = f"sha256 {file_digest(path)}"
             print(f"MiniMalloc {label}: planned", file=sys.stderr)
 
@@ -103,13 +114,14 @@ def main(argv):
     if bench:
         sections.append(["## The planner on MiniMalloc's challenging benchmarks", "",
                          f"`fraglab plan X.{CAPACITY}.csv --capacity {CAPACITY} --time-limit {limit}` on MiniMalloc's "
-                         "eleven challenging benchmarks (../shared/traces/offline). MiniMalloc's own least heights are "
-                         "those its README and ../shared/traces/offline/README.md state (all at or below the capacity, "
-                         "in 0.7-6.4 s each on this kind of machine). `to fit`: when the first placement within the "
-                         "capacity was found (empty: none was).", ""] +
+                         "eleven challenging benchmarks (../shared/traces/offline): `within capacity` is when the "
+                         "first placement within the capacity was found, and the height the lowest found in the time; "
+                         "where none fitted, the height is that of the same command without --capacity. MiniMalloc's "
+                         "heights are those ../shared/traces/offline/README.md states: all within the capacity, in "
+                         "0.7-6.4 s of CPU each on this kind of machine.", ""] +
                         markdown_table(["benchmark", "buffers", "LOAD", "height", "lower bound", "optimal",
-                                        "MiniMalloc's height", "best heuristic", "its height", "to fit (s)",
-                                        "seconds"], bench))
+                                        "MiniMalloc's height", f"within {CAPACITY} (s)", "best heuristic",
+                                        "its height"], bench))
     write_markdown(os.path.join(args.out_dir, "offline_gap.md"), "Every preset's distance to the best offline placement",
                    "offline_gap.py", header, sections + [["![gap to the offline best](offline_gap.svg)"]])
     figures(args.out_dir, ["trace", "policy", "gap_to_offline"], [[r[1], r[2], r[8]] for r in rows],

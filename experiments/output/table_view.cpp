@@ -68,6 +68,7 @@ constexpr auto descriptions = std::to_array<column_description>({
     {"heuristic_bytes", "its height", "that heuristic's height"},
     {"search_nodes", "nodes", "states the exact search visited"},
     {"seconds", "seconds", "time the planner took"},
+    {"seconds_to_best", "to best", "when the reported placement was found"},
     {"seconds_to_fit", "to fit", "when the first placement within the capacity was found"},
 });
 

@@ -128,6 +128,7 @@ private:
   std::vector<std::uint64_t> remaining_;  // per section: the bytes of the unplaced buffers live there
   std::vector<std::uint64_t> lowest_;     // per section, scratch: the lowest offset an unplaced buffer there can take
   std::vector<std::int32_t> spanning_;    // per section border, scratch: the unplaced buffers live on both sides
+  std::vector<std::uint64_t> placed_;     // per buffer: 1 once placed (a word, for the trail)
   std::vector<std::uint64_t> offset_;     // per placed buffer
   std::vector<std::uint64_t> under_;      // per buffer: the top of the placed buffers it meets
   std::vector<std::vector<std::uint32_t>> levels_;  // per depth: the unplaced buffers the search places there
@@ -146,6 +147,7 @@ private:
     lowest_.assign(sections_, no_capacity);
     spanning_.assign(sections_ + 1, 0);
     offset_.assign(m, 0);
+    placed_.assign(m, 0);
     under_.assign(m, 0);
     levels_.assign(m + 1, {});
     trail_.clear();
@@ -167,6 +169,7 @@ private:
   void place(std::uint32_t c, std::uint64_t at)
   {
     offset_[c] = at;
+    set(placed_[c], 1);
     std::uint64_t const top = at + size_[c];
     for (std::uint32_t d : meets_[c])
       if (under_[d] < top) set(under_[d], top);
@@ -287,9 +290,18 @@ private:
     std::uint64_t lowest_end = no_capacity;
     for (std::uint32_t c : todo) {
       // A buffer that would fall below the floor must wait for a buffer placed later to
-      // rest on; it still bounds where the next may start (no placement leaves room under
-      // the next for a buffer that could fall there).
-      std::uint64_t const at = lowest_offset(c), least = std::max(at, floor);
+      // rest on: it ends up at least the smallest unplaced buffer it meets above the floor,
+      // and nowhere if there is none. It still bounds where the next may start (no
+      // placement leaves room under the next for a buffer that could fall there).
+      std::uint64_t const at = lowest_offset(c);
+      std::uint64_t least = at;
+      if (at < floor) {
+        std::uint64_t lift = no_capacity;
+        for (std::uint32_t d : meets_[c])
+          if (placed_[d] == 0) lift = std::min(lift, size_[d]);
+        if (lift == no_capacity) return false;
+        least = align_up(floor + lift, alignment_[c]);
+      }
       if (least + size_[c] > height_) return false;
       lowest_end = std::min(lowest_end, at + size_[c]);
       for (std::uint32_t s = first_[c]; s < last_[c]; ++s) lowest_[s] = std::min(lowest_[s], least);

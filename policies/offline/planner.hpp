@@ -51,6 +51,7 @@ struct plan_result {
   std::uint64_t search_nodes = 0;
   double seconds = 0;
   double seconds_to_fit = -1;     // when the first placement within the capacity was found
+  double seconds_to_best = 0;     // when the reported placement was found
 };
 
 [[nodiscard]] inline std::uint64_t granule(problem const& p)
@@ -86,7 +87,8 @@ struct plan_result {
     r.offsets = std::move(offsets);
     r.height = height;
     r.found_by = std::move(by);
-    if (height <= p.capacity && r.seconds_to_fit < 0) r.seconds_to_fit = since_start();
+    r.seconds_to_best = since_start();
+    if (height <= p.capacity && r.seconds_to_fit < 0) r.seconds_to_fit = r.seconds_to_best;
   };
 
   detail::sections const sec(p);
