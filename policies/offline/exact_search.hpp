@@ -1,27 +1,32 @@
 // The exact search: is there a placement no higher than H?
 //
 // It searches the canonical placements only (Moffitt, "MiniMalloc: A Lightweight Memory
-// Allocator for Hardware-Accelerated Machine Learning", ASPLOS 2023, section 4): drop every
-// buffer as low as the buffers below it allow, and any placement becomes one no higher in
-// which each buffer sits at offset 0 or on top of a buffer it meets in time. Such a placement
-// is built by placing the buffers in order of offset, each at the lowest offset the placed
-// ones leave it (and no lower than the one placed before). The rules below, each restated
-// from that idea, cut the search without losing any canonical placement:
+// Allocator for Hardware-Accelerated Machine Learning", ASPLOS 2023): drop every buffer as
+// low as the buffers below it allow, until none can drop, and any placement becomes one no
+// higher in which each buffer rests on a buffer it meets in time, or on 0. Such a placement
+// is built by placing the buffers in order of offset, each where it falls on the placed ones
+// (never below the one placed before: a buffer that would must wait for a later one to rest
+// on). The rules below, restated from that idea, cut the search; each keeps, of every height
+// that has a placement, at least one:
 //
 // - Next buffer: let T be the lowest end any unplaced buffer could have now. A buffer that
-//   would start at or above T is not placed next: the buffer that could end at T would fit
-//   under it in every placement that follows, so dropping it there gives a placement in
-//   another branch.
-// - Ties: buffers placed one after another at the same offset never meet in time, so their
-//   order does not matter; only the ascending one is tried.
+//   would start at or above T is not placed next: the buffer that could end at T would still
+//   fall under it.
+// - Ties: buffers placed one after another at one offset never meet in time, so their order
+//   does not matter; only the order of the ranking is tried.
 // - Section inference: in every section of time, the unplaced buffers live there stack
-//   above the lowest offset any of them can still take; if they cannot fit under H the branch
-//   fails. Likewise a buffer that cannot end by H.
-//
-// Independent parts of time (no buffer spans their border) are searched one after another.
+//   above the lowest offset any of them can still take (a waiting buffer: the floor plus the
+//   smallest unplaced buffer it meets); if they cannot fit under H the branch fails. So does
+//   a buffer that cannot end by H, or one that waits with nothing left to rest on.
+// - Decomposition: where the unplaced buffers split into parts of time that no buffer spans,
+//   each part is a problem of its own above the placed buffers, solved once.
+// - Memo: a state searched to exhaustion (the buffers left, where each would fall, their
+//   ranks, the floor) fails again wherever it recurs, at H or any lower height.
+// - Restarts: two rankings take turns under a node limit that doubles (run()).
 #pragma once
 
 #include "policies/offline/detail/sections.hpp"
+#include "policies/offline/detail/span_tree.hpp"
 #include "policies/offline/greedy.hpp"
 #include "policies/offline/problem.hpp"
 

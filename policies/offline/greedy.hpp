@@ -19,6 +19,7 @@
 #pragma once
 
 #include "policies/offline/detail/sections.hpp"
+#include "policies/offline/detail/span_tree.hpp"
 #include "policies/offline/problem.hpp"
 
 #include <algorithm>

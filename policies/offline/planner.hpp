@@ -4,8 +4,9 @@
 // 1. LOAD bounds the height from below (lower_bounds.hpp).
 // 2. Every greedy heuristic of the portfolio runs (greedy.hpp); the lowest is kept.
 // 3. The exact search (exact_search.hpp) dives for a first placement, tries the capacity if
-//    that exceeds it, then LOAD (where most instances' optimum lies), then heights between
-//    the bounds, halving the distance, until the bounds meet or time runs out.
+//    that exceeds it (with all the time left), then LOAD (where most instances' optimum
+//    lies), then heights between the bounds, halving the distance, until the bounds meet or
+//    time runs out.
 //
 // Every height is a multiple of the granule g (the greatest common divisor of the sizes and
 // alignments): in a canonical placement every offset is. So a height H proven infeasible
@@ -123,7 +124,8 @@ struct plan_result {
     // The search's first placement under no limit is a heuristic of its own, usually the
     // lowest of them all.
     (void)try_height(no_capacity, clock::now() + left() / 8, "search/dive");
-    if (p.capacity < r.height && p.capacity >= r.lower_bound && try_height(p.capacity, clock::now() + left() / 2, "search") &&
+    // A capacity is what the user needs: it gets all the time left.
+    if (p.capacity < r.height && p.capacity >= r.lower_bound && try_height(p.capacity, deadline, "search") &&
         r.lower_bound > p.capacity)
       r.infeasible = true;
     // LOAD (where most instances' optimum lies), then heights between the bounds: halfway
