@@ -6,6 +6,7 @@
 #include "experiments/trace/input_file.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <string_view>
 #include <unordered_set>
 
@@ -54,12 +55,15 @@ bool starts_with_header(std::vector<std::string> const& cells)
 
 bool is_minimalloc_csv(std::string const& path)
 {
+  // Only a regular file is looked into: the first line of a pipe, once read, is gone.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return false;
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return false;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  line = std::string(trace::without_utf8_bom(line));
-  return line == "id,lower,upper,size" || line == "id,lower,upper,size,offset";
+  // No trace format begins so (native text begins with an event or '#', RMM's CSV with
+  // "Thread,"): a header that starts so and then goes wrong is MiniMalloc's, mistyped.
+  return trace::without_utf8_bom(line).starts_with("id,");
 }
 
 offline_input read_minimalloc_csv(std::string const& path)
@@ -84,13 +88,13 @@ offline_input read_minimalloc_csv(std::string const& path)
       std::uint64_t n = 0;
       auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
       if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
-        throw input_error(path, line, "expected " + std::string(header[field]) + " as a whole number of at most 20 digits, got " + quoted(text));
+        throw input_error(path, line, "expected " + std::string(header[field]) + " as a whole number of at most 20 digits, got " + fraglab::quoted(text));
       return n;
     };
     offline::buffer b{number(1), number(2), number(3), 1};
     if (b.upper < b.lower)
       throw input_error(path, line, "expected upper >= lower (the buffer lives over [lower, upper)), got " + cells[1] + " and " + cells[2]);
-    if (!seen.insert(cells[0]).second) throw input_error(path, line, "the id " + quoted(cells[0]) + " is given twice");
+    if (!seen.insert(cells[0]).second) throw input_error(path, line, "the id " + fraglab::quoted(cells[0]) + " is given twice");
     in.problem.buffers.push_back(b);
     in.ids.push_back(cells[0]);
   }

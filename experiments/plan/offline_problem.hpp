@@ -21,7 +21,7 @@ struct offline_input {
 // replay leaves it out); cache releases take no time and change nothing.
 offline_input offline_problem(trace::trace const& t);
 
-// Whether the file begins with MiniMalloc's header (id,lower,upper,size).
+// Whether the file is meant as MiniMalloc's CSV: its first line begins with "id,".
 bool is_minimalloc_csv(std::string const& path);
 
 // MiniMalloc's CSV: `id,lower,upper,size` and optionally `offset` (ignored), a buffer a row,

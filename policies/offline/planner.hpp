@@ -8,8 +8,8 @@
 //    lies), then heights between the bounds, halving the distance, until the bounds meet or
 //    time runs out.
 //
-// Every height is a multiple of the granule g (the greatest common divisor of the sizes and
-// alignments): in a canonical placement every offset is. So a height H proven infeasible
+// Every height is a multiple of the granule g (granule()): in a canonical placement every
+// offset is. So a height H proven infeasible
 // makes H + g a lower bound, and a placement of height H + g optimal.
 //
 // No placement is reported before placement_error (validate.hpp) accepted it.
@@ -55,11 +55,22 @@ struct plan_result {
   double seconds_to_best = 0;     // when the reported placement was found
 };
 
+// The step between heights: offsets are sums of sizes, rounded up to alignments. An
+// alignment that divides the step changes nothing, nor one that the step divides (a multiple
+// of it rounded up to it is one still); any other shrinks the step to their common divisor.
 [[nodiscard]] inline std::uint64_t granule(problem const& p)
 {
   std::uint64_t g = 0;
   for (buffer const& b : p.buffers)
-    if (occupies_space(b)) g = std::gcd(g, std::gcd(b.size, b.alignment));
+    if (occupies_space(b)) g = std::gcd(g, b.size);
+  for (bool changed = g != 0; changed;) {
+    changed = false;
+    for (buffer const& b : p.buffers)
+      if (occupies_space(b) && g % b.alignment != 0 && b.alignment % g != 0) {
+        g = std::gcd(g, b.alignment);
+        changed = true;
+      }
+  }
   return g == 0 ? 1 : g;
 }
 

@@ -39,6 +39,9 @@ expect "a failed plan leaves an existing placement file as it was" '[[ $(cat "$w
 printf 'id,lower,upper,size\nx,0,3,4\ny,5,2,4\n' > "$work/backwards.csv"
 err=$("$fraglab" plan "$work/backwards.csv" --placement "$work/bad.csv" 2>&1); rc=$?
 expect "an upper below the lower is refused at its line ($err)" '[[ $rc -eq 2 && $err == *backwards.csv:3:*"upper >= lower"* && ! -e $work/bad.csv ]]'
+printf 'id,lower,upper\nx,0,3\n' > "$work/header.csv"
+err=$("$fraglab" plan "$work/header.csv" 2>&1); rc=$?
+expect "a MiniMalloc header without size is refused as one" '[[ $rc -eq 2 && $err == *header.csv:1:*"header id,lower,upper,size"* ]]'
 printf 'id,lower,upper,size\nx,0,3,four\n' > "$work/word.csv"
 err=$("$fraglab" plan "$work/word.csv" 2>&1); rc=$?
 expect "a size that is not a number is refused at its line" '[[ $rc -eq 2 && $err == *word.csv:2:*"expected size"*four* ]]'

@@ -115,6 +115,17 @@ problem random_problem(std::mt19937_64& rng, std::size_t n, std::uint64_t horizo
   return p;
 }
 
+TEST(OfflinePlanner, TheGranuleIsTheStepBetweenHeights)
+{
+  // Sizes in KiB: every offset is a multiple of 1 KiB, whatever alignment that 1 KiB divides
+  // or that divides it.
+  EXPECT_EQ(granule(problem{{{0, 2, 2048}, {1, 3, 3072}}}), 1024u);
+  EXPECT_EQ(granule(problem{{{0, 2, 2048, 16}, {1, 3, 3072, 4096}}}), 1024u);
+  // 12 and 24 rounded up to 8: 12 -> 16, 16 + 12 = 28 -> 32: multiples of 4.
+  EXPECT_EQ(granule(problem{{{0, 2, 12, 8}, {1, 3, 24}}}), 4u);
+  EXPECT_EQ(granule(problem{{{0, 0, 7}}}), 1u);  // nothing occupies space
+}
+
 TEST(OfflinePlanner, FindsAndProvesTheOptimumOfSmallInstances)
 {
   std::mt19937_64 rng(7);
