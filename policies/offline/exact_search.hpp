@@ -18,8 +18,7 @@
 //   above the lowest offset any of them can still take (a waiting buffer: the floor plus the
 //   smallest unplaced buffer it meets); if they cannot fit under H the branch fails. So does
 //   a buffer that cannot end by H, or one that waits with nothing left to rest on. Before a
-//   candidate is placed, the same holds with the floor raised to its offset, checked from
-//   the most bytes left in a section outside and inside its span.
+//   candidate is placed, the same holds with the floor raised to its offset.
 // - Decomposition: where the unplaced buffers split into parts of time that no buffer spans,
 //   each part is a problem of its own above the placed buffers, solved once.
 // - Memo: a state searched to exhaustion (the buffers left, where each would fall, their
@@ -134,7 +133,6 @@ private:
   std::uint64_t work_ = 0, next_clock_read_ = 0;
   std::vector<std::uint64_t> remaining_;  // per section: the bytes of the unplaced buffers live there
   std::vector<std::uint64_t> lowest_;     // per section, scratch: the lowest offset an unplaced buffer there can take
-  std::vector<std::uint64_t> before_, after_;  // scratch: the most bytes left in a section before / after each
   std::vector<std::int32_t> spanning_;    // per section border, scratch: the unplaced buffers live on both sides
   std::vector<std::uint64_t> placed_;     // per buffer: 1 once placed (a word, for the trail)
   std::vector<std::uint64_t> offset_;     // per placed buffer
@@ -331,21 +329,13 @@ private:
     std::sort(next.begin(), next.end(), [](candidate const& a, candidate const& b) {
       return a.at != b.at ? a.at < b.at : a.rank < b.rank;
     });
-    // A candidate raises the floor to its offset: every section's unplaced bytes (less its
-    // own, where it lives) must then fit above it. Checked here from the largest bytes left
-    // outside and inside its span, before a child is built for it.
-    before_.assign(end - begin + 1, 0);
-    after_.assign(end - begin + 1, 0);
-    for (std::uint32_t s = begin; s < end; ++s) before_[s - begin + 1] = std::max(before_[s - begin], remaining_[s]);
-    for (std::uint32_t s = end; s-- > begin;) after_[s - begin] = std::max(after_[s - begin + 1], remaining_[s]);
-    auto const room_for = [&](candidate const& c) {
-      std::uint32_t const b = first_[c.buffer], e = last_[c.buffer];
-      std::uint64_t most = std::max(before_[b - begin], after_[e - begin]);
-      for (std::uint32_t s = b; s < e; ++s) most = std::max(most, remaining_[s] - size_[c.buffer]);
-      return c.at + most <= height_;
-    };
+    // A candidate raises the floor to its offset, and every section's unplaced bytes must
+    // then fit above it (its own included, where it lives: the rest meet it and go on top).
+    // The candidates come in order of offset, so the first that fails ends the list.
+    std::uint64_t most = 0;
+    for (std::uint32_t s = begin; s < end; ++s) most = std::max(most, remaining_[s]);
     for (candidate const& c : next) {
-      if (!room_for(c)) continue;
+      if (c.at + most > height_) break;
       std::size_t const mark = trail_.size();
       place(c.buffer, c.at);
       std::vector<std::uint32_t>& rest = levels_[depth + 1];
