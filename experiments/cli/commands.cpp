@@ -190,7 +190,9 @@ int replay(std::vector<std::string> const& args)
     return r;
   });
   progress.finish();
-  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, *offline, jobs) : std::vector<plan::offline_best>{};
+  std::vector<bool> needed(traces.size(), false);
+  for (std::size_t const cell : mine) needed[cell / compositions.size()] = true;
+  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, needed, *offline, jobs) : std::vector<plan::offline_best>{};
   std::vector<std::vector<std::string>> rows, series;
   for (std::size_t k = 0; k < results.size(); ++k) {
     rows.push_back(result_cells(results[k]));

@@ -259,7 +259,9 @@ int sweep(std::vector<std::string> const& args)
   for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
   progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
   options.progress = &progress;
-  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, *offline, jobs) : std::vector<plan::offline_best>{};
+  std::vector<bool> needed(traces.size(), false);
+  for (std::size_t const c : mine) needed[cells[c].trace] = true;
+  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, needed, *offline, jobs) : std::vector<plan::offline_best>{};
   auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
     grid_cell const& cell = cells[mine[k]];
     replay_result const r = make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend)->replay(traces[cell.trace], options);

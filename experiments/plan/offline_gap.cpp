@@ -16,9 +16,12 @@ offline_best offline_best_of(trace::trace const& t, double seconds)
   return {r.height, r.lower_bound, r.optimal};
 }
 
-std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, double seconds, unsigned jobs)
+std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, std::vector<bool> const& needed, double seconds,
+                                        unsigned jobs)
 {
-  return run_cells<offline_best>(traces.size(), jobs, [&](std::size_t i) { return offline_best_of(traces[i], seconds); });
+  return run_cells<offline_best>(traces.size(), jobs, [&](std::size_t i) {
+    return needed[i] ? offline_best_of(traces[i], seconds) : offline_best{};
+  });
 }
 
 std::vector<std::string> offline_columns() { return {"offline_best_bytes", "offline_lower_bytes", "offline_optimal", "gap_to_offline"}; }

@@ -19,8 +19,10 @@ struct offline_best {
 // The planner on the trace's allocations, for at most `seconds`.
 offline_best offline_best_of(trace::trace const& t, double seconds);
 
-// The same for every trace, `jobs` at a time.
-std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, double seconds, unsigned jobs);
+// The same for each trace that `needed` marks (a shard needs only its cells' traces), `jobs`
+// at a time; the others are left empty.
+std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, std::vector<bool> const& needed, double seconds,
+                                        unsigned jobs);
 
 // offline_best_bytes, offline_lower_bytes, offline_optimal, gap_to_offline.
 std::vector<std::string> offline_columns();

@@ -78,6 +78,16 @@ expect "--offline-time-limit without --offline is refused" '[[ $rc -eq 2 && $err
 "$fraglab" sweep "$work/p.trace" -p best_fit --vary granularity=256,4096 --backend simulated --offline --offline-time-limit 1 -o "$work/s.csv" 2>/dev/null; rc=$?
 expect "sweep --offline adds the gap to every cell" '[[ $rc -eq 0 && $(head -1 "$work/s.csv") == *gap_to_offline* && $(tail -n +2 "$work/s.csv" | wc -l) -eq 2 ]]'
 
+# Sharded: each part plans only its own cells' traces, and the parts merge.
+"$fraglab" gen phases --phases 3 --objects 100 --seed 2 -o "$work/q.trace" 2>/dev/null
+for i in 1 2; do
+  "$fraglab" replay "$work/p.trace" "$work/q.trace" -p best_fit --backend simulated --offline --offline-time-limit 1 \
+    --shard "$i/2" -o "$work/part$i.csv" 2>/dev/null
+done
+"$fraglab" merge "$work/part1.csv" "$work/part2.csv" -o "$work/merged.csv"; rc=$?
+expect "replay --offline --shard: the parts merge, each row with its gap" \
+  '[[ $rc -eq 0 && $(tail -n +2 "$work/merged.csv" | wc -l) -eq 2 && -z $(awk -F, '"'"'NR==1{for(i=1;i<=NF;i++) if($i=="gap_to_offline") c=i; next} $c==""'"'"' "$work/merged.csv") ]]'
+
 # Every shared trace and offline benchmark: each placement valid and of the reported height.
 if [[ -d $shared ]]; then
   for input in "$shared"/offline/*/*.csv "$shared"/host/*.csv "$shared"/pytorch/*.pickle "$shared"/pytorch-cases/*.pickle; do
