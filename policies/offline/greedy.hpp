@@ -15,7 +15,10 @@
 // Lee, "Efficient memory management for deep neural net inference" (2020); in time is what an
 // online best- or first-fit allocator with unbounded memory would do (Wilson et al. 1995).
 // The ordered ones find a buffer's neighbours through a segment tree over time; the timed
-// ones keep only the free ranges, O(n log n) time and O(live) memory whatever the trace.
+// ones keep only the free ranges, in O(live) memory. Best fit in time looks up the smallest
+// range that fits, O(n log n) whatever the trace, and always runs to the end: it is the
+// portfolio's guaranteed placement. First fit scans the ranges from the lowest, and like the
+// ordered ones gives up at the deadline.
 #pragma once
 
 #include "policies/offline/detail/sections.hpp"
@@ -43,7 +46,7 @@ struct heuristic {
   gap_choice gap;
 };
 
-// Cheapest first: the timed ones cost O(n log n) whatever the trace.
+// Cheapest first; the first always completes.
 inline constexpr heuristic portfolio[] = {
     {"start/best", buffer_order::start, gap_choice::best},  {"start/first", buffer_order::start, gap_choice::first},
     {"size/best", buffer_order::size, gap_choice::best},    {"size/first", buffer_order::size, gap_choice::first},
@@ -55,7 +58,7 @@ using clock = std::chrono::steady_clock;
 namespace detail {
 
 // Place in time: free ranges below the top kept by offset and by (size, offset).
-inline std::vector<std::uint64_t> place_in_time(problem const& p, gap_choice gap)
+inline std::optional<std::vector<std::uint64_t>> place_in_time(problem const& p, gap_choice gap, clock::time_point deadline)
 {
   std::vector<std::uint64_t> offsets(p.buffers.size(), 0);
   struct step { std::uint64_t time; bool starts; std::uint32_t buffer; };
@@ -71,6 +74,7 @@ inline std::vector<std::uint64_t> place_in_time(problem const& p, gap_choice gap
   std::map<std::uint64_t, std::uint64_t> by_offset;             // free range: offset -> size
   std::set<std::pair<std::uint64_t, std::uint64_t>> by_size;     // (size, offset)
   std::uint64_t top = 0;
+  std::uint64_t scanned = 0, next_clock_read = 0;  // first fit's ranges looked at, for the clock
   auto const take = [&](std::map<std::uint64_t, std::uint64_t>::iterator r) {
     by_size.erase({r->second, r->first});
     return by_offset.erase(r);
@@ -110,11 +114,16 @@ inline std::vector<std::uint64_t> place_in_time(problem const& p, gap_choice gap
           break;
         }
     } else {
-      for (auto const& [at, size] : by_offset)
+      for (auto const& [at, size] : by_offset) {
+        if (++scanned >= next_clock_read) {
+          next_clock_read = scanned + (1u << 16);
+          if (clock::now() > deadline) return std::nullopt;
+        }
         if (align_up(at, b.alignment) + b.size <= at + size) {
           chosen = std::pair{at, size};
           break;
         }
+      }
     }
     if (!chosen) {
       std::uint64_t const at = align_up(top, b.alignment);
@@ -191,7 +200,7 @@ inline std::optional<std::vector<std::uint64_t>> place_in_order(problem const& p
 [[nodiscard]] inline std::optional<std::vector<std::uint64_t>> greedy_placement(problem const& p, detail::sections const& sec,
                                                                                 heuristic h, clock::time_point deadline)
 {
-  if (h.order == buffer_order::start) return detail::place_in_time(p, h.gap);
+  if (h.order == buffer_order::start) return detail::place_in_time(p, h.gap, deadline);
   return detail::place_in_order(p, sec, h.order, h.gap, deadline);
 }
 

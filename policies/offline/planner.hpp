@@ -105,7 +105,7 @@ struct plan_result {
 
   detail::sections const sec(p);
   for (heuristic const& h : portfolio) {
-    if (!r.offsets.empty() && r.height == r.lower_bound) break;  // optimal already
+    if (!r.offsets.empty() && (r.height == r.lower_bound || clock::now() > deadline)) break;  // optimal, or out of time
     // The ordered heuristics cost up to O(n^2) on long-lived buffers: each gets at most a
     // quarter of the time left, so that the search keeps some.
     auto const until = clock::now() + (deadline - clock::now()) / 4;
