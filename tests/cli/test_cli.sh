@@ -6,10 +6,7 @@ set -u
 fraglab=${1:?usage: test_cli.sh PATH_TO_FRAGLAB}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-expect() { if eval "$2"; then pass; else fail "$1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 
 out=$("$fraglab" --version); rc=$?
 expect "--version names the version and the commit ($out)" \
@@ -508,5 +505,4 @@ err=$("$fraglab" verify "$work/p.trace" 2>&1); rc=$?
 expect "verify names another format as not a snapshot, rather than reading it as a pickle" \
   '[[ $rc -eq 2 && $err == *"p.trace: native text, not a PyTorch memory snapshot"* ]]'
 
-echo "cli: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+report cli

@@ -9,10 +9,7 @@ check=$(dirname "$0")/../policies/check_placement.py
 shared=$(dirname "$0")/../../../shared/traces
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-expect() { if eval "$2"; then pass; else fail "$1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 column() { awk -F, -v name="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==name) c=i} NR==2{print $c}' "$1"; }
 
 # MiniMalloc's README example: capacity 12 is optimal.
@@ -106,5 +103,4 @@ else
   echo "SKIP: $shared not found; planning the shared traces needs ../shared/traces"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+report plan

@@ -8,8 +8,7 @@ set -u
 fraglab=$(realpath "${1:?usage: test_safe_io.sh PATH_TO_FRAGLAB}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 skip() { echo "SKIP: $*"; }
 leftovers() { find "$work" -name '*.fraglab-*' -o -name '*.tmp.*' | wc -l; }
 
@@ -218,5 +217,4 @@ out=$("$fraglab" sweep "$work/t.trace" "$work/bad-record.fbin" -p tlsf --vary sl
 expect "--keep-going also leaves out a binary trace whose bad record only a pass finds" \
   '[[ $rc -eq 1 && $(grep -c "^[0-9]*,t.trace," <<<"$out") -eq 2 && $(cat "$work/kg2.err") == *"left out: $work/bad-record.fbin: byte 64: unknown event tag 0x10"* ]]'
 
-echo "safe_io: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+report safe_io

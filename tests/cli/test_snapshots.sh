@@ -8,8 +8,7 @@ fraglab=$(realpath "${1:?usage: test_snapshots.sh PATH_TO_FRAGLAB}")
 cases=$(dirname "$0")/../../../shared/traces/pytorch-cases
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 MiB=1048576
 
 # Snapshots written as PyTorch's _dump_snapshot writes them (protocol 2 pickles of plain data).
@@ -235,5 +234,4 @@ else
   echo "SKIP: $cases not found; the real snapshot cases need ../shared/traces"
 fi
 
-echo "snapshots: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+report snapshots

@@ -20,8 +20,7 @@ start_one_node_cluster "$work/cluster" || skip "$cluster_error"
 echo "a one-node cluster is up ($SLURM_CONF)"
 mkdir -p "$work/data"
 
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 # A table without its timing column (ns_per_op), which is all that may differ between runs.
 untimed() {
   /usr/bin/python3 - "$1" <<'EOF'
@@ -113,5 +112,4 @@ else
   echo "snakemake is missing (bash .ci/install-deps tests): the workflow on Slurm is not run"
 fi
 
-echo "test_slurm: $passed passed, $failed failed"
-((failed == 0))
+report test_slurm

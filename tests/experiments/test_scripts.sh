@@ -10,8 +10,7 @@ fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 py=/usr/bin/python3
 
 provenance_ok() {  # CSV: the four provenance lines, then the header row
@@ -460,5 +459,4 @@ expect "gpu_speed_table.py refuses two snapshots of one name, which would share 
   '[[ $? -ne 0 ]] && grep -q "are both the trace tiny-snapshot: rename one" "$work/gpuspeed.err" &&
    [[ ! -e $work/gpuspeed-twin ]]'
 
-echo "scripts: $passed passed, $failed failed"
-((failed == 0))
+report scripts

@@ -8,8 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 command -v snakemake >/dev/null || { echo "SKIP: snakemake is not installed (bash .ci/install-deps tests)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 build=$(dirname "$(dirname "$fraglab")")
 # Everything the runs write goes under $work: the tables, their inputs, Snakemake's records.
 snake() {
@@ -42,5 +41,4 @@ again=$(snake rebuild=0 quick=1 -n -- gpu_allocators)
 expect "a changed input reruns the rules it reaches and no other" \
   '[[ $again == *"rule gpu_allocators:"* && $again != *"rule dl_workloads:"* ]]'
 
-echo "test_workflow: $passed passed, $failed failed"
-((failed == 0))
+report test_workflow

@@ -11,8 +11,7 @@ if [[ $tracer == none ]]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-expect() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../support/expect.sh"
 
 # The counting program's events in a trace: "SIZE COUNT" per band size, "frees N" (frees of
 # band blocks), "align SIZE A" where an alignment was recorded, "anomalies N" (frees of
@@ -104,5 +103,4 @@ expect "trace without a program is an error" '[[ $? -eq 2 ]]'
 "$fraglab" trace -o "$work/none" -- "$work/does-not-exist" > /dev/null 2>&1
 expect "trace of a missing program exits 127, as a shell would" '[[ $? -eq 127 ]]'
 
-echo "tracer: $passed passed, $failed failed"
-((failed == 0))
+report tracer
