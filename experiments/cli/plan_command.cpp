@@ -3,27 +3,16 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/output/output_file.hpp"
+#include "experiments/output/results_format.hpp"
 #include "experiments/plan/offline_problem.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/trace/read_trace.hpp"
 #include "policies/offline/planner.hpp"
 
-#include <cstdio>
 #include <iostream>
 #include <stdexcept>
 
 namespace fraglab::cli {
-
-namespace {
-
-std::string decimal(double v, int digits)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-}  // namespace
 
 int plan(std::vector<std::string> const& args)
 {
@@ -85,18 +74,16 @@ int plan(std::vector<std::string> const& args)
       all_fit = false;
       std::cerr << "fraglab: " << inputs[i].name << ": no placement within " << capacity << " bytes: "
                 << (r.infeasible ? "none exists (proven: every placement is at least " + std::to_string(r.lower_bound) + " bytes high)"
-                                 : "none found in " + decimal(seconds, 1) + " s (the lowest found is " + std::to_string(r.height) +
+                                 : "none found in " + fixed(seconds, 1) + " s (the lowest found is " + std::to_string(r.height) +
                                        " bytes; no placement is lower than " + std::to_string(r.lower_bound) + ")")
                 << '\n';
     }
-    std::size_t buffers = 0;
-    for (auto const& b : inputs[i].problem.buffers) buffers += offline::occupies_space(b);
-    rows.push_back({inputs[i].name, std::to_string(buffers), std::to_string(r.load), std::to_string(r.height),
+    rows.push_back({inputs[i].name, std::to_string(r.buffers), std::to_string(r.load), std::to_string(r.height),
                     std::to_string(r.lower_bound), r.optimal ? "yes" : "no",
-                    r.lower_bound == 0 ? "0.0000" : decimal(static_cast<double>(r.height) / static_cast<double>(r.lower_bound) - 1.0, 4),
+                    r.lower_bound == 0 ? "0.0000" : fixed(static_cast<double>(r.height) / static_cast<double>(r.lower_bound) - 1.0, 4),
                     capacity == offline::no_capacity ? "" : std::to_string(capacity), r.found_by, r.heuristic_best,
-                    std::to_string(r.heuristic_height), std::to_string(r.search_nodes), decimal(r.seconds, 3),
-                    decimal(r.seconds_to_best, 3), r.seconds_to_fit < 0 ? "" : decimal(r.seconds_to_fit, 3)});
+                    std::to_string(r.heuristic_height), std::to_string(r.search_nodes), fixed(r.seconds, 3),
+                    fixed(r.seconds_to_best, 3), r.seconds_to_fit < 0 ? "" : fixed(r.seconds_to_fit, 3)});
   }
   if (!all_fit) return 1;
   if (vm.count("placement")) write_output_file(vm["placement"].as<std::string>(), plan::minimalloc_csv(inputs[0], results[0].offsets));

@@ -32,12 +32,6 @@ std::size_t display_width(std::string const& s)
   return n;
 }
 
-std::string fixed(double v, int digits)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 bool is_numeric(std::string const& s)
 {
@@ -119,6 +113,13 @@ output_format parse_output_format(std::string_view s)
   if (s == "json") return output_format::json;
   if (s == "md") return output_format::md;
   throw std::invalid_argument("unknown format '" + std::string(s) + "' (known: table, csv, json, md)");
+}
+
+std::string fixed(double v, int digits)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 std::vector<std::string> result_columns()

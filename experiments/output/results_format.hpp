@@ -15,6 +15,9 @@ enum class output_format { table, csv, json, md };
 // Throws std::invalid_argument naming the accepted formats.
 output_format parse_output_format(std::string_view s);
 
+// `v` with `digits` after the point, as every fractional column is written.
+std::string fixed(double v, int digits);
+
 // Columns in the order and spelling of the `replay --format csv` contract.
 std::vector<std::string> result_columns();
 std::vector<std::string> result_cells(replay_result const& r);

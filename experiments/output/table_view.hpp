@@ -27,8 +27,7 @@ void sort_rows(rows_table& t, std::string const& sort);
 // The columns a reader sees first: of results, trace, policy, a sweep's varied keys (the
 // columns between policy and events), backend, peak live and reserved bytes, frag4, external
 // fragmentation at the peak, failed allocations, the gap to the offline best (--offline) and,
-// where timed, ns_per_op; of any other
-// table, every column.
+// where timed, ns_per_op; of any other table, every column.
 std::vector<std::string> default_columns(rows_table const& t);
 
 // `t` as the view asks, for a reader when `readable`.

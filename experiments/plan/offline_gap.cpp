@@ -1,10 +1,9 @@
 #include "experiments/plan/offline_gap.hpp"
 
+#include "experiments/output/results_format.hpp"
 #include "experiments/plan/offline_problem.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "policies/offline/planner.hpp"
-
-#include <cstdio>
 
 namespace fraglab::plan {
 
@@ -28,12 +27,8 @@ std::vector<std::string> offline_columns() { return {"offline_best_bytes", "offl
 
 std::vector<std::string> offline_cells(offline_best const& best, std::uint64_t peak_reserved_bytes)
 {
-  std::string gap;
-  if (best.best_bytes != 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(peak_reserved_bytes) / static_cast<double>(best.best_bytes) - 1.0);
-    gap = buf;
-  }
+  std::string const gap =
+      best.best_bytes == 0 ? "" : fixed(static_cast<double>(peak_reserved_bytes) / static_cast<double>(best.best_bytes) - 1.0, 4);
   return {std::to_string(best.best_bytes), std::to_string(best.lower_bytes), best.optimal ? "yes" : "no", gap};
 }
 

@@ -26,7 +26,6 @@ offline_input offline_problem(trace::trace const& t)
       if (live[e.slot] == none) {
         live[e.slot] = static_cast<std::uint32_t>(in.problem.buffers.size());
         in.problem.buffers.push_back({time, 0, e.size, e.alignment});
-        in.ids.push_back(std::to_string(time));
       }
     } else if (e.kind == trace::op::free && e.slot < live.size() && live[e.slot] != none) {
       in.problem.buffers[live[e.slot]].upper = time;
@@ -107,7 +106,7 @@ std::string minimalloc_csv(offline_input const& in, std::vector<std::uint64_t> c
   std::string out = "id,lower,upper,size,offset\n";
   for (std::size_t i = 0; i < in.problem.buffers.size(); ++i) {
     offline::buffer const& b = in.problem.buffers[i];
-    out += csv_cell(in.ids[i]) + ',' + std::to_string(b.lower) + ',' + std::to_string(b.upper) + ',' + std::to_string(b.size) + ',' +
+    out += (in.ids.empty() ? std::to_string(b.lower) : csv_cell(in.ids[i])) + ',' + std::to_string(b.lower) + ',' + std::to_string(b.upper) + ',' + std::to_string(b.size) + ',' +
            std::to_string(offsets[i]) + '\n';
   }
   return out;

@@ -13,10 +13,11 @@ namespace fraglab::plan {
 struct offline_input {
   std::string name;             // as result rows name the input
   offline::problem problem;
-  std::vector<std::string> ids;  // per buffer: the CSV's id, or the event number of the allocation
+  std::vector<std::string> ids;  // per buffer, the CSV's id; empty for a trace, whose ids are the buffers' lower ends
 };
 
-// A trace's allocations: the n-th event is time step n; a buffer lives from its allocation
+// A trace's allocations: the n-th event is time step n (and the id of a buffer allocated
+// there); a buffer lives from its allocation
 // to its free, or to the end when never freed. A free of an id not live is left out (as
 // replay leaves it out); cache releases take no time and change nothing.
 offline_input offline_problem(trace::trace const& t);

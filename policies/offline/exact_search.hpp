@@ -87,8 +87,8 @@ public:
   }
 
   // Restarts: each order in turn searches up to a node limit that doubles every round, until
-  // one finds a placement or exhausts its search, which proves there is none (Moffitt 2023,
-  // section 5, tries its orders round-robin the same way).
+  // one finds a placement or exhausts its search, which proves there is none (MiniMalloc's
+  // solver tries its orders round-robin the same way).
   search_result run(std::uint64_t height, clock::time_point deadline)
   {
     search_result result;
@@ -377,7 +377,7 @@ private:
       ++spanning_[first_[c] + 1];
       --spanning_[last_[c]];
     }
-    // cut[k]: the part of a buffer starting at section k.
+    // part_at[k - begin]: the part of a buffer starting at section k.
     std::vector<std::uint32_t> part_at;
     std::int32_t live = 0;
     std::uint32_t parts = 0;

@@ -43,6 +43,7 @@ struct plan_result {
   std::uint64_t height = 0;
   std::uint64_t lower_bound = 0;  // proven: no placement is lower
   std::uint64_t load = 0;
+  std::size_t buffers = 0;        // those that occupy space
   bool optimal = false;           // height == lower_bound
   bool fits = false;              // height <= the problem's capacity
   bool infeasible = false;        // proven: no placement fits the capacity
@@ -119,9 +120,8 @@ struct plan_result {
     }
   }
 
-  std::size_t occupying = 0;
-  for (buffer const& b : p.buffers) occupying += occupies_space(b);
-  if (r.height > r.lower_bound && occupying <= options.search_buffer_limit) {
+  for (buffer const& b : p.buffers) r.buffers += occupies_space(b);
+  if (r.height > r.lower_bound && r.buffers <= options.search_buffer_limit) {
     exact_search search(p);
     auto const left = [&] { return deadline - clock::now(); };
     // Whether the search answered (found, or proved infeasible) by `until`.
