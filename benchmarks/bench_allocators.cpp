@@ -119,7 +119,7 @@ options parse(int argc, char** argv)
   // repeat would register a second benchmark of the same name, which a reader of the JSON
   // output (speed_table.py) cannot tell from the first.
   auto const once = [](char const* option, auto const& values) {
-    if (auto const* twice = cli::repeated(values)) {
+    if (auto const* twice = repeated(values)) {
       std::ostringstream text;
       text << option << ": " << *twice << " is given twice";
       throw std::invalid_argument(text.str());

@@ -13,6 +13,8 @@
 #include "experiments/registry/policy_spec.hpp"
 #include "experiments/replay/drive.hpp"
 #include "experiments/replay/run_cells.hpp"
+#include "experiments/run/replay_cells.hpp"
+#include "experiments/run/verify_file.hpp"
 #include "experiments/replay/verify_snapshot.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/pytorch_snapshot.hpp"
@@ -154,64 +156,32 @@ int replay(std::vector<std::string> const& args)
 
   // Build every composition and read every trace before running anything.
   std::vector<std::string> const specs = policy_specs(vm);
-  std::vector<std::unique_ptr<composition>> const compositions = make_compositions(specs, chosen);
+  (void)make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
   bool const recorded = recorded_settings_applied(vm);
   note_recorded_settings(traces, specs, recorded);
   options.timeseries = vm.count("timeseries") != 0;
-  std::size_t const cells = traces.size() * compositions.size();
+  run_inputs const in{addresses_of(traces), specs, chosen, recorded, jobs, offline};
+  std::size_t const cells = replay_cell_count(in);
   std::vector<std::size_t> const mine = part.cells(cells);
   if (vm.count("list-cells")) {
     std::vector<std::vector<std::string>> rows;
     for (std::size_t cell : mine) {
-      trace::trace const& t = traces[cell / compositions.size()];
-      rows.push_back({std::to_string(cell), t.name, specs[cell % compositions.size()], std::to_string(t.event_count())});
+      trace::trace const& t = traces[cell / specs.size()];
+      rows.push_back({std::to_string(cell), t.name, specs[cell % specs.size()], std::to_string(t.event_count())});
     }
     write_all_columns(vm, {"cell", "trace", "policy", "events"}, rows);
     return 0;
   }
-  // A cell whose trace was recorded under settings its policy reads runs a composition of its own.
-  std::vector<std::unique_ptr<composition>> own(cells);
-  for (std::size_t const cell : mine) {
-    std::string const& spec = specs[cell % compositions.size()];
-    param_set const p = cell_parameters(spec, chosen.user, traces[cell / compositions.size()], recorded);
-    if (p.values() != scoped_parameters(spec, chosen.user).values()) own[cell] = make_composition(spec, p, chosen.backend);
-  }
-
-  std::uint64_t work = 0;
-  for (std::size_t const cell : mine) work += replay_work(traces[cell / compositions.size()].event_count(), options);
-  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
-  options.progress = &progress;
-  auto const results = run_cells<replay_result>(mine.size(), jobs, [&](std::size_t k) {
-    std::size_t const cell = mine[k];
-    composition const& c = own[cell] ? *own[cell] : *compositions[cell % compositions.size()];
-    replay_result r = c.replay(traces[cell / compositions.size()], options);
-    progress.cell_done();
-    return r;
-  });
-  progress.finish();
-  std::vector<bool> needed(traces.size(), false);
-  for (std::size_t const cell : mine) needed[cell / compositions.size()] = true;
-  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, needed, *offline, jobs) : std::vector<plan::offline_best>{};
-  std::vector<std::vector<std::string>> rows, series;
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    rows.push_back(result_cells(results[k]));
-    rows.back().insert(rows.back().begin(), std::to_string(mine[k]));
-    if (offline) {
-      auto const gap = plan::offline_cells(bests[mine[k] / compositions.size()], results[k].peak_reserved_bytes);
-      rows.back().insert(rows.back().end(), gap.begin(), gap.end());
-    }
-    append_timeseries_rows(results[k], series);
-  }
+  replay_run run = run_replay(in, options, mine);
   // The time series first: a failure to write it leaves no results table either.
-  if (options.timeseries)
+  if (options.timeseries) {
+    std::vector<std::vector<std::string>> series;
+    for (replay_result const& r : run.results) append_timeseries_rows(r, series);
     write_output_file(vm["timeseries"].as<std::string>(), format_rows(timeseries_columns(), series, output_format::csv));
-  std::vector<std::string> columns = result_columns();
-  columns.insert(columns.begin(), "cell");
-  if (offline)
-    for (auto const& c : plan::offline_columns()) columns.push_back(c);
+  }
   write_cell_rows(vm, part, replay_part, cells, part.given ? run_id("replay", traces, specs, {}, chosen.user, chosen.backend, options) : "",
-                  std::move(columns), std::move(rows));
+                  std::move(run.table.columns), std::move(run.table.rows));
   return 0;
 }
 
@@ -265,77 +235,43 @@ int verify(std::vector<std::string> const& args)
   std::vector<std::vector<std::string>> rows;
   std::ostream& report = as_rows ? std::cerr : std::cout;  // the rows alone on standard output
   std::string const policy = vm["policy"].as<std::string>();
-  if (policy != "auto" && policy != "pytorch_caching" && policy != "pytorch_expandable")
-    throw std::invalid_argument("-p: only pytorch_caching and pytorch_expandable can be verified against PyTorch snapshots, got '" +
-                                policy + "'");
+  check_verify_policy(policy);
   auto const& paths = vm["snapshot"].as<std::vector<std::string>>();
   check_distinct_names(paths);
-  // Every file is checked before any is replayed; another format read as a pickle would
-  // fail on a length its bytes happen to spell.
-  for (auto const& path : paths)
-    if (trace::trace_format const f = trace::detect_format(path); f != trace::trace_format::pytorch_snapshot)
-      throw input_error(path + ": " + std::string(trace::to_string(f)) +
-                        ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled)");
+  for (auto const& path : paths) check_is_snapshot(path);  // every file checked before any is replayed
   bool mismatched = false, vacuous = false;
   std::optional<int> const device = device_option(vm);
   for (auto const& path : paths) {
-    trace::pytorch_snapshot s = trace::read_pytorch_snapshot(path);
-    presets::pytorch::settings const settings = settings_for_verify(s);
-    std::string const asked = s.settings.expandable_segments ? "pytorch_expandable" : "pytorch_caching";
-    if (policy != "auto" && policy != asked)
-      throw std::invalid_argument(path + ": recorded with expandable_segments=" +
-                                  (s.settings.expandable_segments ? "True" : "False") + ", which is " + asked + ", not " + policy);
-    if (device) {
-      std::erase_if(s.devices, [&](trace::device_snapshot const& d) { return d.device != *device; });
-      if (s.devices.empty()) throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it");
-    }
-    if (s.devices.empty()) throw input_error(path + ": no events: expected at least one allocation");
-    std::vector<verify_result> results;
-    try {
-      results = verify_pytorch_snapshot(s, settings);
-    } catch (std::invalid_argument const& e) {  // a start state the preset cannot hold
-      throw input_error(path + ": " + e.what());
-    }
-    for (verify_result const& r : results) {
-      auto const n = [](std::uint64_t v) { return std::to_string(v); };
-      rows.push_back({trace::device_label(s, r.device), asked, n(r.addresses_matched), n(r.addresses_total),
-                      n(r.segments_matched), n(r.segments_total), n(r.maps_matched), n(r.maps_total), n(r.ooms_matched),
-                      n(r.ooms_total), n(r.restored_blocks), n(r.restored_segments),
-                      r.empty() ? "nothing to verify" : r.complete() ? "matched" : "mismatched",
-                      r.first_mismatches.empty() ? ""
-                                                 : "device_traces[" + n(static_cast<std::uint64_t>(r.device)) + "][" +
-                                                       n(r.first_mismatches.front().event) + "]: " + r.first_mismatches.front().what});
+    verified_file const v = verify_file(path, policy, device);
+    for (std::size_t i = 0; i < v.results.size(); ++i) {
+      verify_result const& r = v.results[i];
+      rows.push_back(verify_row(v, i));
       if (as_rows) {
         mismatched = mismatched || (!r.empty() && !r.complete());
         vacuous = vacuous || r.empty();
         continue;
       }
-      report << trace::device_label(s, r.device) << '\n';
+      report << v.labels[i] << '\n';
       if (r.empty()) {
         report << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
-                  << r.restored_blocks << " live blocks in " << r.restored_segments << " segments, restored)\n";
+               << r.restored_blocks << " live blocks in " << r.restored_segments << " segments, restored)\n";
         vacuous = true;
         continue;
       }
       report << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
       report << "segments matched: " << r.segments_matched << '/' << r.segments_total << '\n';
-      if (settings.expandable_segments) report << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
-      report << "  (under " << asked << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
-                << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free"
-                << (settings.expandable_segments ? "; maps: each segment_map and segment_unmap" : "")
-                << (r.ooms_total != 0 ? "; out-of-memory errors: each `oom`, where the preset given what the device had free must fail too" : "")
-                << ")\n";
+      if (v.expandable) report << "maps matched: " << r.maps_matched << '/' << r.maps_total << '\n';
+      report << "  (under " << v.preset << ". addresses: each alloc recorded after the start; the " << r.restored_blocks
+             << " blocks live at the start are restored, not counted. segments: each segment_alloc and segment_free"
+             << (v.expandable ? "; maps: each segment_map and segment_unmap" : "")
+             << (r.ooms_total != 0 ? "; out-of-memory errors: each `oom`, where the preset given what the device had free must fail too" : "")
+             << ")\n";
       if (r.ooms_total != 0) report << "out-of-memory errors matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
-      for (auto const& m : r.first_mismatches)
-        report << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
+      for (auto const& m : r.first_mismatches) report << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
       mismatched = mismatched || !r.complete();
     }
   }
-  if (as_rows)
-    std::cout << format_rows({"trace", "preset", "addresses_matched", "addresses_total", "segments_matched", "segments_total",
-                              "maps_matched", "maps_total", "ooms_matched", "ooms_total", "restored_blocks",
-                              "restored_segments", "verdict", "first_mismatch"},
-                             rows, parse_output_format(vm["format"].as<std::string>()));
+  if (as_rows) std::cout << format_rows(verify_columns(), rows, parse_output_format(vm["format"].as<std::string>()));
   // 0: every decision matched; 1: one differs; 3: some device recorded no decision to compare
   // (not a pass); 2 (from main): bad input.
   return mismatched ? 1 : vacuous ? 3 : 0;

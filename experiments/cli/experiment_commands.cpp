@@ -8,6 +8,9 @@
 #include "experiments/params/list_items.hpp"
 #include "experiments/plan/offline_gap.hpp"
 #include "experiments/replay/run_cells.hpp"
+#include "experiments/run/min_capacity.hpp"
+#include "experiments/run/trace_statistics.hpp"
+#include "experiments/run/sweep_grid.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
@@ -27,17 +30,6 @@
 #include <string_view>
 
 namespace fraglab::cli {
-namespace {
-
-std::string quantile(std::vector<std::size_t>& v, double q)
-{
-  if (v.empty()) return "0";
-  std::size_t const k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return std::to_string(v[k]);
-}
-
-}  // namespace
 
 int info(std::vector<std::string> const& args)
 {
@@ -60,59 +52,7 @@ int info(std::vector<std::string> const& args)
   std::vector<std::vector<std::string>> rows;
   std::ostringstream lines;
   for (trace::trace const& t : read_traces(vm)) {
-    std::vector<std::size_t> sizes, lifetimes;
-    std::vector<std::uint64_t> born(t.slots, 0);
-    std::vector<std::size_t> size_of(t.slots, 0);
-    std::vector<bool> live(t.slots, false);
-    std::size_t live_bytes = 0, peak_live = 0, live_count = 0, peak_count = 0, aligned = 0;
-    std::map<std::uint64_t, std::size_t> streams;
-    std::uint64_t index = 0;
-    trace::for_each_event(t, [&](trace::event const& e) {
-      ++index;
-      if (e.kind == trace::op::release) return;
-      if (e.kind == trace::op::alloc) {
-        if (live[e.slot]) return;
-        live[e.slot] = true;
-        born[e.slot] = index;
-        size_of[e.slot] = e.size;
-        sizes.push_back(e.size);
-        live_bytes += e.size;
-        peak_live = std::max(peak_live, live_bytes);
-        peak_count = std::max(peak_count, ++live_count);
-        aligned += e.alignment > 16 ? 1 : 0;
-        ++streams[e.stream];
-      } else if (live[e.slot]) {
-        live[e.slot] = false;
-        live_bytes -= size_of[e.slot];
-        --live_count;
-        lifetimes.push_back(index - born[e.slot]);
-      }
-    });
-    std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
-    auto const n = [](auto v) { return std::to_string(v); };
-    std::vector<std::pair<char const*, std::string>> const stats{
-        {"trace", t.name},
-        {"format", t.source_format.empty() ? std::string("native text") : t.source_format},
-        {"events", n(t.event_count())},
-        {"allocs", n(t.allocs)},
-        {"frees", n(t.frees)},
-        {"releases", n(t.releases)},
-        {"recorded_failures", n(t.recorded_failures)},
-        {"peak_live_bytes", n(peak_live)},
-        {"peak_live_blocks", n(peak_count)},
-        {"live_at_end_bytes", n(live_bytes)},
-        {"never_freed", n(live_count)},
-        {"streams", n(streams.size())},
-        {"aligned_above_16", n(aligned)},
-        {"size_mean", n(sizes.empty() ? 0 : total / sizes.size())},
-        {"size_min", quantile(sizes, 0.0)},
-        {"size_median", quantile(sizes, 0.5)},
-        {"size_p99", quantile(sizes, 0.99)},
-        {"size_max", quantile(sizes, 1.0)},
-        {"lifetime_median_events", quantile(lifetimes, 0.5)},
-        {"lifetime_p99_events", quantile(lifetimes, 0.99)},
-        {"lifetime_max_events", quantile(lifetimes, 1.0)},
-    };
+    auto const stats = trace_statistics(t);
     columns.clear();
     rows.emplace_back();
     for (auto const& [key, value] : stats) {
@@ -159,127 +99,36 @@ int sweep(std::vector<std::string> const& args)
   replay_options options;
   read_timing_options(vm, options);
   allocator_options const chosen = read_allocator_options(vm);
-  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
-  auto const& backend = chosen.backend;
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  sweep_axes axes;
   if (vm.count("vary"))
     for (auto const& v : vm["vary"].as<std::vector<std::string>>()) {
       std::size_t const eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
         throw std::invalid_argument("--vary: expected KEY=V1,V2,..., got '" + v + "'");
-      // A second axis of one key would set it over the first, and its column would report
-      // values that never ran.
-      for (auto const& [key, values] : axes)
-        if (key == v.substr(0, eq)) throw std::invalid_argument("--vary: " + key + " is given twice; give its values in one list");
       std::vector<std::string> values;
-      for (std::string_view const value : list_items(std::string_view(v).substr(eq + 1))) {
-        if (value.empty()) throw std::invalid_argument("--vary: an empty value in '" + v + "'");
-        values.emplace_back(value);
-      }
-      for (std::size_t i = 0; i < values.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-          if (same_param_value(values[i], values[j]))
-            throw std::invalid_argument("--vary: " + v.substr(0, eq) + "=" + values[i] +
-                                        (values[i] == values[j] ? " is given twice" : " is the same setting as " + values[j]));
+      for (std::string_view const value : list_items(std::string_view(v).substr(eq + 1))) values.emplace_back(value);
       axes.emplace_back(v.substr(0, eq), std::move(values));
     }
-  if (axes.empty()) throw std::invalid_argument("no --vary given (a sweep needs at least one axis)");
-  // The axis would replace the --set value in every cell, so that value would never run.
-  for (auto const& [key, values] : axes)
-    if (user.has(key)) throw std::invalid_argument("--set " + key + " and --vary " + key + ": give its values in --vary alone");
   std::vector<std::string> const specs = policy_specs(vm);
-  {
-    std::vector<std::string> varied;
-    for (auto const& [key, values] : axes) varied.push_back(key);
-    check_keys_read(specs, varied, "--vary");
+  std::optional<double> const offline = offline_option(vm);
+  {  // the axes and policies checked before any trace is read
+    (void)sweep_grid(run_inputs{{}, specs, chosen, true, jobs, offline}, axes);
   }
-  (void)make_compositions(specs, chosen);  // every --set key read by some policy, on one backend
   std::vector<trace::trace> const traces = read_traces(vm);
   bool const recorded = recorded_settings_applied(vm);
   note_recorded_settings(traces, specs, recorded);
-
-  // Each policy's grid is the product of the axes it reads, the first --vary outermost; an
-  // axis it does not read has one empty cell, so no cell repeats another.
-  struct grid_cell {
-    std::size_t trace, spec;
-    std::vector<std::string> point;  // one value an axis, empty where the policy does not read it
-  };
-  std::vector<std::vector<std::vector<std::string>>> points_of(specs.size());
-  for (std::size_t s = 0; s < specs.size(); ++s) {
-    auto const read = parameters_read(specs[s]);
-    auto& points = points_of[s];
-    points = {{}};
-    for (auto const& [key, values] : axes) {
-      bool const reads = std::find(read.begin(), read.end(), key) != read.end();
-      std::vector<std::vector<std::string>> next;
-      for (auto const& p : points)
-        for (auto const& v : reads ? values : std::vector<std::string>{""}) {
-          next.push_back(p);
-          next.back().push_back(v);
-        }
-      points = std::move(next);
-    }
-  }
-  auto params_at = [&](std::size_t s, std::size_t t, std::vector<std::string> const& point) {
-    param_set p = cell_parameters(specs[s], user, traces[t], recorded);
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      if (!point[a].empty()) p.set(axes[a].first, point[a]);
-    return p;
-  };
-  std::vector<grid_cell> cells;
-  for (std::size_t t = 0; t < traces.size(); ++t)
-    for (std::size_t s = 0; s < specs.size(); ++s)
-      for (auto const& point : points_of[s]) cells.push_back({t, s, point});
-  // Reject a bad value or key before running anything.
-  for (grid_cell const& cell : cells) (void)make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend);
-
-  std::size_t const total = cells.size();
-  std::vector<std::size_t> const mine = part.cells(total);
-  std::optional<double> const offline = offline_option(vm);
-  std::vector<std::string> columns = result_columns();
-  for (std::size_t a = 0; a < axes.size(); ++a)
-    columns.insert(columns.begin() + 2 + static_cast<std::ptrdiff_t>(a), axes[a].first);
-  columns.insert(columns.begin(), "cell");
-  if (offline)
-    for (auto const& c : plan::offline_columns()) columns.push_back(c);
+  sweep_grid const grid(run_inputs{addresses_of(traces), specs, chosen, recorded, jobs, offline}, axes);
+  std::vector<std::size_t> const mine = part.cells(grid.size());
   if (vm.count("list-cells")) {
-    std::vector<std::string> listed(columns.begin(), columns.begin() + 3 + static_cast<std::ptrdiff_t>(axes.size()));
-    listed.emplace_back("events");
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t c : mine) {
-      grid_cell const& cell = cells[c];
-      rows.push_back({std::to_string(c), traces[cell.trace].name, specs[cell.spec]});
-      rows.back().insert(rows.back().end(), cell.point.begin(), cell.point.end());
-      rows.back().push_back(std::to_string(traces[cell.trace].event_count()));
-    }
-    write_all_columns(vm, listed, rows);
+    results_table const listed = grid.listing(mine);
+    write_all_columns(vm, listed.columns, listed.rows);
     return 0;
   }
-  std::uint64_t work = 0;
-  for (std::size_t c : mine) work += replay_work(traces[cells[c].trace].event_count(), options);
-  progress_meter progress(work, "events", progress_meter::stderr_is_terminal(), 1 + options.repeats, mine.size());
-  options.progress = &progress;
-  std::vector<bool> needed(traces.size(), false);
-  for (std::size_t const c : mine) needed[cells[c].trace] = true;
-  std::vector<plan::offline_best> const bests = offline ? plan::offline_bests(traces, needed, *offline, jobs) : std::vector<plan::offline_best>{};
-  auto results = run_cells<std::vector<std::string>>(mine.size(), jobs, [&](std::size_t k) {
-    grid_cell const& cell = cells[mine[k]];
-    replay_result const r = make_composition(specs[cell.spec], params_at(cell.spec, cell.trace, cell.point), backend)->replay(traces[cell.trace], options);
-    std::vector<std::string> row = result_cells(r);
-    if (offline) {
-      auto const gap = plan::offline_cells(bests[cell.trace], r.peak_reserved_bytes);
-      row.insert(row.end(), gap.begin(), gap.end());
-    }
-    row.insert(row.begin() + 2, cell.point.begin(), cell.point.end());
-    row.insert(row.begin(), std::to_string(mine[k]));
-    progress.cell_done();
-    return row;
-  });
-  progress.finish();
+  results_table results = grid.run(options, mine);
   // A part says which sweep it belongs to and how many cells that sweep has, so that merge
   // can tell a complete set of parts from one that lacks the last shard or mixes two sweeps.
-  write_cell_rows(vm, part, sweep_part, total, part.given ? run_id("sweep", traces, specs, axes, user, backend, options) : "",
-                  std::move(columns), std::move(results));
+  write_cell_rows(vm, part, sweep_part, grid.size(), part.given ? run_id("sweep", traces, specs, axes, chosen.user, chosen.backend, options) : "",
+                  std::move(results.columns), std::move(results.rows));
   return 0;
 }
 
@@ -301,63 +150,13 @@ int capacity(std::vector<std::string> const& args)
   check_output_options(vm, {"output"});
   unsigned const jobs = jobs_option(vm);
   auto const chosen = read_allocator_options(vm);
-  auto const& user = chosen.user;  // not a structured binding: clang 14 cannot capture those
-  auto const& backend = chosen.backend;
-  if (backend.capacity != std::numeric_limits<std::size_t>::max())
-    throw std::invalid_argument("capacity searches the capacity itself: do not give --capacity");
   std::vector<std::string> const specs = policy_specs(vm);
-  (void)make_compositions(specs, chosen);
+  check_min_capacity_inputs(run_inputs{{}, specs, chosen, true, 1, std::nullopt});  // before any trace is read
   std::vector<trace::trace> const traces = read_traces(vm);
   bool const recorded = recorded_settings_applied(vm);
   note_recorded_settings(traces, specs, recorded);
-  replay_options options;
-  options.repeats = 0;
-  options.stop_on_failure = true;
-  // Steps of the bisections: one unlimited replay a cell, then about log2 of its footprint in
-  // granules, added when the cell knows it.
-  progress_meter progress(traces.size() * specs.size(), "bisection steps", progress_meter::stderr_is_terminal());
-
-  auto rows = run_cells<std::vector<std::string>>(traces.size() * specs.size(), jobs, [&](std::size_t c) {
-    trace::trace const& t = traces[c / specs.size()];
-    std::string const& spec = specs[c % specs.size()];
-    std::size_t replays = 0;
-    auto serves = [&](std::size_t capacity) {
-      backend_choice b = backend;
-      b.capacity = capacity;
-      ++replays;
-      progress.add(1);
-      return make_composition(spec, cell_parameters(spec, user, t, recorded), b)->replay(t, options).failed_allocs == 0;
-    };
-    // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
-    // granularity, on the assumption (true of every policy here when memory is only added)
-    // that more capacity never causes a failure.
-    auto const unlimited = make_composition(spec, cell_parameters(spec, user, t, recorded), backend);
-    std::size_t const granularity = unlimited->make()->backend_granularity();
-    replay_result const free_run = unlimited->replay(t, options);
-    ++replays;
-    progress.add(1);
-    if (free_run.failed_allocs != 0)
-      throw std::invalid_argument(spec + " fails on " + t.name + " even without a capacity limit");
-    std::size_t lo = 0;  // in granules: lo fails (or is 0), hi serves
-    std::size_t hi = (free_run.peak_reserved_bytes + granularity - 1) / granularity;
-    progress.add_total(1 + static_cast<std::uint64_t>(std::bit_width(hi)));
-    if (hi > 0 && !serves(hi * granularity)) {
-      // Limits can change decisions: grow the bound until it serves.
-      while (!serves(hi * granularity)) {
-        hi *= 2;
-        progress.add_total(2);  // this step, and one more of the bisection below
-      }
-    }
-    while (hi - lo > 1) {
-      std::size_t const mid = lo + (hi - lo) / 2;
-      (serves(mid * granularity) ? hi : lo) = mid;
-    }
-    return std::vector<std::string>{t.name, spec, std::to_string(hi * granularity),
-                                    std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
-                                    std::to_string(replays)};
-  });
-  progress.finish();
-  write_rows(vm, {"trace", "policy", "min_capacity_bytes", "peak_reserved_unlimited", "granularity", "replays"}, rows);
+  results_table const found = min_capacities(run_inputs{addresses_of(traces), specs, chosen, recorded, jobs, std::nullopt});
+  write_rows(vm, found.columns, found.rows);
   return 0;
 }
 

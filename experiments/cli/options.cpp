@@ -147,56 +147,11 @@ void add_recorded_settings_option(po::options_description& desc)
 
 bool recorded_settings_applied(po::variables_map const& vm) { return vm.count("ignore-recorded-settings") == 0; }
 
-param_set cell_parameters(std::string const& spec, param_set const& user, trace::trace const& t, bool recorded)
-{
-  param_set p = scoped_parameters(spec, user);
-  if (!recorded || t.recorded_parameters.empty()) return p;
-  auto const read = parameters_read(spec);
-  param_set const own = parse_policy_spec(spec).params;
-  bool const limited = p.has("memory_limit") || p.has("per_process_memory_fraction") || own.has("memory_limit") ||
-                       own.has("per_process_memory_fraction");
-  for (auto const& [key, value] : t.recorded_parameters) {
-    if (std::find(read.begin(), read.end(), key) == read.end() || p.has(key) || own.has(key)) continue;
-    if (key == "garbage_collection_threshold" && !limited) continue;
-    p.set(key, value);
-  }
-  return p;
-}
-
-void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs, bool recorded)
-{
-  // The policies that read PyTorch's settings: those the recorded ones would apply to.
-  std::vector<std::string> readers;
-  for (auto const& spec : specs) {
-    auto const read = parameters_read(spec);
-    if (std::find(read.begin(), read.end(), "max_split_size_mb") != read.end()) readers.push_back(parse_policy_spec(spec).label);
-  }
-  if (readers.empty()) return;
-  std::string who;
-  for (auto const& r : readers) who.append(who.empty() ? "" : ", ").append(r);
-  for (auto const& t : traces)
-    if (!t.recorded_settings.empty())
-      std::cerr << "fraglab: note: " << t.name << " was recorded with " << t.recorded_settings << "; " << who << " replay"
-                << (readers.size() == 1 ? "s" : "") << " it "
-                << (recorded ? "under those modelled (--set overrides one; --ignore-recorded-settings: under the defaults)"
-                             : "under the defaults and --set (--ignore-recorded-settings)")
-                << (t.recorded_expandable ? "; expandable segments are pytorch_expandable's: -p pytorch_expandable replays them as recorded"
-                                          : "")
-                << '\n';
-}
-
 std::vector<std::string> policy_specs(po::variables_map const& vm)
 {
   std::vector<std::string> specs;
   if (vm.count("policy")) specs = split_policy_list(vm["policy"].as<std::vector<std::string>>());
-  // `-p ,` names none; it would print an empty table and succeed.
-  if (specs.empty()) throw std::invalid_argument("no policy given (-p NAME; `fraglab policies` lists them)");
-  // Rows are labelled by the spec or its label: a second one would be a row no reader could
-  // tell apart.
-  if (std::string const* twice = repeated(specs)) throw std::invalid_argument("policy " + *twice + " is given twice");
-  std::vector<std::string> labels;
-  for (auto const& spec : specs) labels.push_back(parse_policy_spec(spec).label);
-  if (std::string const* twice = repeated(labels)) throw std::invalid_argument("two policies are labelled " + *twice);
+  check_policy_specs(specs);
   return specs;
 }
 
@@ -283,62 +238,6 @@ allocator_options read_allocator_options(po::variables_map const& vm)
       throw std::invalid_argument("--capacity: expected at least one byte, got 0 (leave --capacity out for an unlimited backend)");
   }
   return o;
-}
-
-void check_keys_read(std::vector<std::string> const& specs, std::vector<std::string> const& keys, std::string_view option)
-{
-  for (std::string const& key : keys) {
-    std::vector<std::string> readers, others;
-    std::vector<std::string_view> read_by_some;
-    for (std::string const& spec : specs) {
-      auto const read = parameters_read(spec);
-      read_by_some.insert(read_by_some.end(), read.begin(), read.end());
-      (std::find(read.begin(), read.end(), key) != read.end() ? readers : others).push_back(parse_policy_spec(spec).label);
-    }
-    auto const joined = [](std::vector<std::string> const& names) {
-      std::string out;
-      for (auto const& n : names) out += (out.empty() ? "" : ", ") + n;
-      return out;
-    };
-    if (readers.empty()) {
-      std::string const guess = closest_name(key, read_by_some);
-      throw std::invalid_argument(std::string(option) + " " + key + ": no policy of this run reads it" +
-                                  (guess.empty() ? "" : ": did you mean " + guess + "?") + " (" + joined(others) +
-                                  "; `fraglab policies NAME` lists the keys a policy reads)");
-    }
-    if (!others.empty())
-      std::cerr << "fraglab: note: " << option << ' ' << key << " applies to " << joined(readers) << " only; "
-                << joined(others) << (others.size() == 1 ? " does" : " do") << " not read it\n";
-  }
-}
-
-void check_one_backend(std::vector<std::unique_ptr<composition>> const& made)
-{
-  std::map<std::string, std::vector<std::string>> by_backend;
-  for (auto const& c : made) by_backend[c->backend().kind].push_back(c->name());
-  if (by_backend.size() <= 1) return;
-  std::string which, choices;
-  for (auto const& [kind, names] : by_backend) {
-    which += (which.empty() ? "" : "; ") + kind + " for";
-    for (auto const& n : names) which += " " + n;
-    choices += (choices.empty() ? "" : " or ") + ("--backend " + kind);
-  }
-  throw std::invalid_argument("these policies run on different backends by default (" + which +
-                              "), whose numbers do not compare: give " + choices +
-                              " to run them all on one (simulated: separate segments, as a GPU's; heap: one contiguous "
-                              "heap grown at its top, as sbrk)");
-}
-
-std::vector<std::unique_ptr<composition>> make_compositions(std::vector<std::string> const& specs,
-                                                            allocator_options const& chosen)
-{
-  std::vector<std::string> keys;
-  for (auto const& [key, value] : chosen.user.values()) keys.push_back(key);
-  check_keys_read(specs, keys, "--set");
-  std::vector<std::unique_ptr<composition>> made;
-  for (auto const& spec : specs) made.push_back(make_composition(spec, scoped_parameters(spec, chosen.user), chosen.backend));
-  check_one_backend(made);
-  return made;
 }
 
 void add_timing_options(po::options_description& desc, char const* repeats)

@@ -5,6 +5,7 @@
 #include "experiments/params/param_set.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/replay/replay_result.hpp"
+#include "experiments/run/run_inputs.hpp"
 #include "experiments/trace/trace.hpp"
 
 #include <boost/program_options.hpp>
@@ -36,16 +37,6 @@ std::optional<po::variables_map> parse_command(std::vector<std::string> const& a
 // TRACE... and -p P[,P...], and reading them: every trace is read and every policy spec split
 // before anything runs, so that a typo in the last argument fails fast.
 void add_trace_and_policy_options(po::options_description& desc);
-// The first of `values` equal to an earlier one, or null: a policy, a grid value or a live
-// count given twice, whose rows no reader could tell apart.
-template <std::equality_comparable T>
-T const* repeated(std::vector<T> const& values)
-{
-  for (auto it = values.begin(); it != values.end(); ++it)
-    if (std::find(values.begin(), it, *it) != it) return &*it;
-  return nullptr;
-}
-
 // Results name a trace by its file name, so two traces of one name (or one given twice)
 // would give rows that no reader could tell apart: throws std::invalid_argument for them.
 void check_distinct_names(std::vector<std::string> const& paths);
@@ -66,15 +57,6 @@ output_format chosen_output_format(po::variables_map const& vm);
 // cells that would apply them (cell_parameters).
 void add_recorded_settings_option(po::options_description& desc);
 bool recorded_settings_applied(po::variables_map const& vm);
-// The parameters `spec` runs with on `t`: `user`'s keys the policy reads, and when `recorded`,
-// the allocator settings `t` was recorded under (a PyTorch snapshot's) where the policy reads
-// them and neither its spec nor --set gives them. A recorded garbage_collection_threshold is
-// left out without a memory limit, under which PyTorch never collects.
-param_set cell_parameters(std::string const& spec, param_set const& user, trace::trace const& t, bool recorded);
-// Says on standard error what the PyTorch presets among `specs` do with the traces' recorded
-// settings: applied (or ignored, as asked), and those they do not model.
-void note_recorded_settings(std::vector<trace::trace> const& traces, std::vector<std::string> const& specs, bool recorded);
-
 // A size with units; throws std::invalid_argument naming the option.
 std::size_t size_option(std::string const& name, std::string const& text);
 
@@ -99,22 +81,7 @@ unsigned jobs_option(po::variables_map const& vm);
 // The options that say which allocator runs: --set, --capacity, --backend.
 void add_allocator_options(po::options_description& desc);
 
-struct allocator_options {
-  param_set user;
-  backend_choice backend;
-};
 allocator_options read_allocator_options(po::variables_map const& vm);
-
-// Refuses (std::invalid_argument) a key of `keys` that no policy of `specs` reads, and says on
-// standard error which policies read a key that only some do: `option` (--set, --vary)
-// applies each key to the policies that read it.
-void check_keys_read(std::vector<std::string> const& specs, std::vector<std::string> const& keys, std::string_view option);
-// A table compares like with like only on one backend: refuses compositions whose backends
-// differ (their policies' defaults, --backend not given), naming the choice.
-void check_one_backend(std::vector<std::unique_ptr<composition>> const& made);
-// Every policy of `specs`, each given the --set keys it reads, checked as above.
-std::vector<std::unique_ptr<composition>> make_compositions(std::vector<std::string> const& specs,
-                                                            allocator_options const& chosen);
 
 // --repeat N and --warm: how the timed runs of each cell are made (replay_options).
 // `repeats` is the default of --repeat: replay times one run, a sweep none (its cells are a

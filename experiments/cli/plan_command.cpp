@@ -5,6 +5,7 @@
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/plan/offline_problem.hpp"
+#include "experiments/plan/plan_table.hpp"
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/trace/read_trace.hpp"
 #include "policies/offline/planner.hpp"
@@ -69,28 +70,15 @@ int plan(std::vector<std::string> const& args)
   bool all_fit = true;
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    offline::plan_result const& r = results[i];
-    if (!r.fits) {
+    if (!results[i].fits) {
       all_fit = false;
-      std::cerr << "fraglab: " << inputs[i].name << ": no placement within " << capacity << " bytes: "
-                << (r.infeasible ? "none exists (proven: every placement is at least " + std::to_string(r.lower_bound) + " bytes high)"
-                                 : "none found in " + fixed(seconds, 1) + " s (the lowest found is " + std::to_string(r.height) +
-                                       " bytes; no placement is lower than " + std::to_string(r.lower_bound) + ")")
-                << '\n';
+      std::cerr << "fraglab: " << plan::no_fit_reason(inputs[i], results[i], capacity, seconds) << '\n';
     }
-    rows.push_back({inputs[i].name, std::to_string(r.buffers), std::to_string(r.load), std::to_string(r.height),
-                    std::to_string(r.lower_bound), r.optimal ? "yes" : "no",
-                    r.lower_bound == 0 ? "0.0000" : fixed(static_cast<double>(r.height) / static_cast<double>(r.lower_bound) - 1.0, 4),
-                    capacity == offline::no_capacity ? "" : std::to_string(capacity), r.found_by, r.heuristic_best,
-                    std::to_string(r.heuristic_height), std::to_string(r.search_nodes), fixed(r.seconds, 3),
-                    fixed(r.seconds_to_best, 3), r.seconds_to_fit < 0 ? "" : fixed(r.seconds_to_fit, 3)});
+    rows.push_back(plan::plan_row(inputs[i], results[i], capacity));
   }
   if (!all_fit) return 1;
   if (vm.count("placement")) write_output_file(vm["placement"].as<std::string>(), plan::minimalloc_csv(inputs[0], results[0].offsets));
-  write_rows(vm,
-             {"trace", "buffers", "load_bytes", "height_bytes", "lower_bound_bytes", "optimal", "gap_to_lower", "capacity_bytes",
-              "found_by", "heuristic", "heuristic_bytes", "search_nodes", "seconds", "seconds_to_best", "seconds_to_fit"},
-             rows);
+  write_rows(vm, plan::plan_columns(), rows);
   return 0;
 }
 

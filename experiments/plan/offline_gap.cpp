@@ -15,11 +15,11 @@ offline_best offline_best_of(trace::trace const& t, double seconds)
   return {r.height, r.lower_bound, r.optimal};
 }
 
-std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, std::vector<bool> const& needed, double seconds,
+std::vector<offline_best> offline_bests(std::vector<trace::trace const*> const& traces, std::vector<bool> const& needed, double seconds,
                                         unsigned jobs)
 {
   return run_cells<offline_best>(traces.size(), jobs, [&](std::size_t i) {
-    return needed[i] ? offline_best_of(traces[i], seconds) : offline_best{};
+    return needed[i] ? offline_best_of(*traces[i], seconds) : offline_best{};
   });
 }
 

@@ -21,7 +21,7 @@ offline_best offline_best_of(trace::trace const& t, double seconds);
 
 // The same for each trace that `needed` marks (a shard needs only its cells' traces), `jobs`
 // at a time; the others are left empty.
-std::vector<offline_best> offline_bests(std::vector<trace::trace> const& traces, std::vector<bool> const& needed, double seconds,
+std::vector<offline_best> offline_bests(std::vector<trace::trace const*> const& traces, std::vector<bool> const& needed, double seconds,
                                         unsigned jobs);
 
 // offline_best_bytes, offline_lower_bytes, offline_optimal, gap_to_offline.

@@ -296,6 +296,7 @@ pass_totals run_pass(Alloc& a, trace::trace const& t, replay_options const& o, r
       }
     }
     if (o.progress != nullptr) o.progress->add(whole.size());
+    if (o.stop != nullptr && o.stop->load(std::memory_order_relaxed)) throw run_cancelled();
   }
   if constexpr (Observe) {
     r.failed_allocs += totals.failed;

@@ -2,6 +2,7 @@
 // docs/metrics.md.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -39,6 +40,13 @@ struct replay_options {
   bool timeseries = false;       // keep replay_result::timeseries
   free_by frees = free_by::reference;
   progress_meter* progress = nullptr;  // told of every batch of events replayed, when set
+  // When set, read after every batch of events: true cancels the replay, which throws
+  // run_cancelled (Ctrl-C in the Python module, whose replays run with its lock released).
+  std::atomic<bool> const* stop = nullptr;
+};
+
+struct run_cancelled : std::runtime_error {
+  run_cancelled() : std::runtime_error("cancelled") {}
 };
 
 // Units of work a replay of `events` reports to replay_options::progress: one per event per

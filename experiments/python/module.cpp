@@ -1,0 +1,20 @@
+// The Python module `fraglab` (docs/python.md): traces read from any format or made from numpy
+// arrays, and the command line's runs on them, returned as pandas DataFrames. Every check and
+// every number comes from the code the command line runs (experiments/run/).
+#include "experiments/python/bindings.hpp"
+
+#include "version.hpp"
+#include "experiments/trace/input_error.hpp"
+
+PYBIND11_MODULE(fraglab, m)
+{
+  namespace py = pybind11;
+  m.doc() = "fraglab: replay allocation traces under swappable allocation policies and measure fragmentation.";
+  // A malformed input: its message names the file and place (FILE:LINE: what was expected).
+  py::register_exception<fraglab::input_error>(m, "InputError", PyExc_ValueError);
+  fraglab::python::bind_traces(m);
+  fraglab::python::bind_runs(m);
+  fraglab::python::bind_policies(m);
+  m.attr("__version__") = FRAGLAB_VERSION;
+  m.attr("__commit__") = FRAGLAB_COMMIT;  // the commit it was built from, for results to record
+}

@@ -1,0 +1,328 @@
+// fraglab.replay, sweep, capacity, info, verify and plan: the command line's runs, checked
+// and computed by the same code (experiments/run/), returned as DataFrames.
+#include "experiments/python/bindings.hpp"
+
+#include "experiments/cli/commands.hpp"
+#include "experiments/output/results_format.hpp"
+#include "experiments/params/list_items.hpp"
+#include "experiments/params/units.hpp"
+#include "experiments/plan/offline_problem.hpp"
+#include "experiments/plan/plan_table.hpp"
+#include "experiments/replay/run_cells.hpp"
+#include "experiments/run/min_capacity.hpp"
+#include "experiments/run/replay_cells.hpp"
+#include "experiments/run/sweep_grid.hpp"
+#include "experiments/run/trace_statistics.hpp"
+#include "experiments/run/verify_file.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <limits>
+#include <stdexcept>
+
+namespace fraglab::python {
+namespace {
+
+// A parameter's value as the command line spells it: True is true, 2.5 is 2.5.
+std::string value_text(py::handle value)
+{
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "true" : "false";
+  return py::str(value);
+}
+
+std::vector<std::string> policy_list(py::handle policies)
+{
+  std::vector<std::string> given;
+  if (py::isinstance<py::str>(policies)) given.push_back(policies.cast<std::string>());
+  else
+    for (py::handle p : py::iter(policies)) given.push_back(py::str(p));
+  std::vector<std::string> specs = cli::split_policy_list(given);
+  check_policy_specs(specs);
+  return specs;
+}
+
+std::size_t size_value(char const* name, py::handle value)
+{
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    auto const n = value.cast<long long>();
+    if (n < 0) throw std::invalid_argument(std::string(name) + ": expected a size, got " + std::to_string(n));
+    return static_cast<std::size_t>(n);
+  }
+  std::string const text = py::str(value);
+  auto const n = parse_size(text);
+  if (!n) throw std::invalid_argument(std::string(name) + ": expected a size such as 4096, 512MiB or 80GiB, got '" + text + "'");
+  return *n;
+}
+
+allocator_options allocator_choice(std::optional<std::string> const& backend, py::handle capacity, py::handle params)
+{
+  allocator_options o;
+  if (!params.is_none())
+    for (auto const& [key, value] : params.cast<py::dict>()) {
+      std::string const k = py::str(key);
+      try {
+        o.user.set_assignment(k + "=" + value_text(value));
+      } catch (std::invalid_argument const& e) {
+        throw std::invalid_argument(std::string("params: ") + e.what());
+      }
+    }
+  if (backend) o.backend.kind = *backend;
+  if (!capacity.is_none()) {
+    o.backend.capacity = size_value("capacity", capacity);
+    if (o.backend.capacity == 0)
+      throw std::invalid_argument("capacity: expected at least one byte, got 0 (leave it out for an unlimited backend)");
+  }
+  return o;
+}
+
+replay_options timing(unsigned repeat, bool warm, std::string const& free_by_text)
+{
+  replay_options o;
+  o.repeats = repeat;
+  o.warm = warm;
+  o.frees = parse_free_by(free_by_text);
+  return o;
+}
+
+std::optional<double> offline_seconds(py::handle offline)
+{
+  if (offline.is_none() || (py::isinstance<py::bool_>(offline) && !offline.cast<bool>())) return std::nullopt;
+  if (py::isinstance<py::bool_>(offline)) return 10.0;
+  double const seconds = offline.cast<double>();
+  if (!(seconds > 0) || seconds > 1e9) throw std::invalid_argument("offline: expected True or a positive number of seconds");
+  return seconds;
+}
+
+// The samples of every replay, one column an array, no Python object a sample.
+py::object timeseries_frame(std::vector<replay_result> const& results)
+{
+  std::size_t n = 0;
+  for (auto const& r : results) n += r.timeseries.size();
+  auto const columns = timeseries_columns();
+  py::list trace_names(n), policies(n);
+  std::vector<py::array_t<std::int64_t>> values;
+  for (std::size_t c = 2; c < columns.size(); ++c) values.emplace_back(static_cast<py::ssize_t>(n));
+  std::size_t at = 0;
+  for (auto const& r : results) {
+    py::str const t(r.trace), p(r.policy);
+    for (timeseries_sample const& s : r.timeseries) {
+      trace_names[at] = t;
+      policies[at] = p;
+      std::uint64_t const fields[] = {s.event,       s.live_bytes,     s.allocated_bytes, s.reserved_bytes,
+                                      s.largest_free_bytes, s.free_chunks, s.max_live_bytes, s.max_reserved_bytes};
+      for (std::size_t f = 0; f < values.size(); ++f) values[f].mutable_data()[at] = static_cast<std::int64_t>(fields[f]);
+      ++at;
+    }
+  }
+  py::dict frame;
+  frame[py::str(columns[0])] = trace_names;
+  frame[py::str(columns[1])] = policies;
+  for (std::size_t f = 0; f < values.size(); ++f) frame[py::str(columns[f + 2])] = values[f];
+  return py::module_::import("pandas").attr("DataFrame")(frame);
+}
+
+constexpr char const* allocator_doc =
+    " backend: heap, simulated, host or a CUDA backend (default: the policies' own, which must agree). capacity: "
+    "bytes or a size such as '512MiB' (default unlimited). params: {KEY: VALUE} for every policy that reads KEY "
+    "(`fraglab.parameters()`). jobs: cells run in parallel. ignore_recorded_settings: replay a PyTorch snapshot "
+    "under the presets' defaults and params rather than the settings it was recorded with.";
+
+}  // namespace
+
+void bind_runs(py::module_& m)
+{
+  m.def(
+      "replay",
+      [](py::handle traces, py::handle policies, std::optional<std::string> const& backend, py::handle capacity, py::handle params,
+         unsigned repeat, bool warm, std::string const& free_by, bool strict, bool stop_on_failure, bool timeseries,
+         py::handle offline, unsigned jobs, bool ignore_recorded_settings) -> py::object {
+        std::vector<std::shared_ptr<trace::trace const>> owners;
+        run_inputs in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, capacity, params),
+                      !ignore_recorded_settings, std::max(1u, jobs), offline_seconds(offline)};
+        replay_options options = timing(repeat, warm, free_by);
+        options.strict = strict;
+        options.stop_on_failure = stop_on_failure;
+        options.timeseries = timeseries;
+        replay_run run = without_lock([&](std::atomic<bool> const* stop) {
+          replay_options o = options;
+          o.stop = stop;
+          return run_replay(in, o, every_cell(replay_cell_count(in)));
+        });
+        // The columns of an unsharded `fraglab replay`: no cell numbers, which only a shard's part needs.
+        run.table.columns.erase(run.table.columns.begin());
+        for (auto& row : run.table.rows) row.erase(row.begin());
+        py::object results = data_frame(run.table);
+        if (!timeseries) return results;
+        return py::make_tuple(results, timeseries_frame(run.results));
+      },
+      py::arg("traces"), py::arg("policies"), py::kw_only(), py::arg("backend") = py::none(), py::arg("capacity") = py::none(),
+      py::arg("params") = py::none(), py::arg("repeat") = 1, py::arg("warm") = false, py::arg("free_by") = "reference",
+      py::arg("strict") = false, py::arg("stop_on_failure") = false, py::arg("timeseries") = false,
+      py::arg("offline") = py::none(), py::arg("jobs") = 1, py::arg("ignore_recorded_settings") = false,
+      (std::string("Replays every trace under every policy: a DataFrame of `fraglab replay`'s columns, a row a (trace, "
+                   "policy). traces: Trace, path or a list of them. policies: names or specs, a list or comma-separated. "
+                   "repeat: timed runs (ns_per_op, their median; 0: none). timeseries: also return the samples as a "
+                   "second DataFrame. offline: True or seconds of planning a trace, for gap_to_offline.") +
+       allocator_doc)
+          .c_str());
+
+  m.def(
+      "sweep",
+      [](py::handle traces, py::handle policies, py::dict vary, std::optional<std::string> const& backend, py::handle capacity,
+         py::handle params, unsigned repeat, bool warm, std::string const& free_by, py::handle offline, unsigned jobs,
+         bool ignore_recorded_settings) {
+        sweep_axes axes;
+        for (auto const& [key, values] : vary) {
+          std::vector<std::string> listed;
+          if (py::isinstance<py::str>(values)) {
+            std::string const text = values.cast<std::string>();
+            for (std::string_view v : list_items(text)) listed.emplace_back(v);
+          } else
+            for (py::handle v : py::iter(values)) listed.push_back(value_text(v));
+          axes.emplace_back(py::str(key), std::move(listed));
+        }
+        std::vector<std::shared_ptr<trace::trace const>> owners;
+        run_inputs in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, capacity, params),
+                      !ignore_recorded_settings, std::max(1u, jobs), offline_seconds(offline)};
+        sweep_grid const grid(in, std::move(axes));
+        replay_options const options = timing(repeat, warm, free_by);
+        results_table const table = without_lock([&](std::atomic<bool> const* stop) {
+          replay_options o = options;
+          o.stop = stop;
+          return grid.run(o, every_cell(grid.size()));
+        });
+        return data_frame(table);
+      },
+      py::arg("traces"), py::arg("policies"), py::arg("vary"), py::kw_only(), py::arg("backend") = py::none(),
+      py::arg("capacity") = py::none(), py::arg("params") = py::none(), py::arg("repeat") = 0, py::arg("warm") = false,
+      py::arg("free_by") = "reference", py::arg("offline") = py::none(), py::arg("jobs") = 1,
+      py::arg("ignore_recorded_settings") = false,
+      (std::string("Each policy over the grid of the `vary` axes it reads ({KEY: [V1, V2, ...]}, the first outermost), on "
+                   "every trace: `fraglab sweep`'s columns, one a cell.") +
+       allocator_doc)
+          .c_str());
+
+  m.def(
+      "capacity",
+      [](py::handle traces, py::handle policies, std::optional<std::string> const& backend, py::handle params, unsigned jobs,
+         bool ignore_recorded_settings) {
+        std::vector<std::shared_ptr<trace::trace const>> owners;
+        run_inputs const in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, py::none(), params),
+                            !ignore_recorded_settings, std::max(1u, jobs), std::nullopt};
+        check_min_capacity_inputs(in);
+        return data_frame(without_lock([&](std::atomic<bool> const* stop) { return min_capacities(in, stop); }));
+      },
+      py::arg("traces"), py::arg("policies"), py::kw_only(), py::arg("backend") = py::none(), py::arg("params") = py::none(),
+      py::arg("jobs") = 1, py::arg("ignore_recorded_settings") = false,
+      "The least memory each policy serves each trace in (`fraglab capacity`): min_capacity_bytes, "
+      "peak_reserved_unlimited, granularity, replays.");
+
+  m.def(
+      "info",
+      [](py::handle traces) {
+        std::vector<std::shared_ptr<trace::trace const>> owners;
+        auto const read = traces_argument(traces, owners);
+        results_table table;
+        {
+          py::gil_scoped_release unlocked;
+          for (trace::trace const* t : read) {
+            auto const stats = trace_statistics(*t);
+            table.columns.clear();
+            auto& row = table.rows.emplace_back();
+            for (auto const& [key, value] : stats) {
+              table.columns.push_back(key);
+              row.push_back(value);
+            }
+          }
+        }
+        return data_frame(table);
+      },
+      py::arg("traces"), "What each trace holds (`fraglab info`): a row a trace.");
+
+  m.def(
+      "verify",
+      [](py::handle snapshots, std::string const& policy, std::optional<int> device) {
+        std::vector<std::string> paths;
+        if (is_path(snapshots)) paths.push_back(path_text(snapshots));
+        else
+          for (py::handle p : py::iter(snapshots)) paths.push_back(path_text(p));
+        if (paths.empty()) throw std::invalid_argument("no snapshot given");
+        check_verify_policy(policy);
+        for (auto const& path : paths) check_is_snapshot(path);
+        results_table table{verify_columns(), {}};
+        py::gil_scoped_release unlocked;
+        for (auto const& path : paths) {
+          verified_file const v = verify_file(path, policy, device);
+          for (std::size_t i = 0; i < v.results.size(); ++i) table.rows.push_back(verify_row(v, i));
+        }
+        py::gil_scoped_acquire locked;
+        return data_frame(table);
+      },
+      py::arg("snapshots"), py::arg("policy") = "auto", py::arg("device") = py::none(),
+      "Every decision PyTorch recorded in each snapshot, compared with the preset's (`fraglab verify --format csv`): "
+      "a row a device; verdict is matched, mismatched or nothing to verify.");
+
+  m.def(
+      "plan",
+      [](py::handle inputs, double time_limit, py::handle capacity, unsigned jobs, bool placements) -> py::object {
+        if (!(time_limit > 0) || time_limit > 1e9) throw std::invalid_argument("time_limit: expected a positive number of seconds");
+        std::uint64_t const limit = capacity.is_none() ? offline::no_capacity : size_value("capacity", capacity);
+        std::vector<plan::offline_input> problems;
+        auto const add = [&](py::handle one) {
+          if (is_path(one)) {
+            std::string const path = path_text(one);
+            if (plan::is_minimalloc_csv(path)) {
+              problems.push_back(plan::read_minimalloc_csv(path));
+              return;
+            }
+          }
+          std::vector<std::shared_ptr<trace::trace const>> owners;
+          for (trace::trace const* t : traces_argument(one, owners)) problems.push_back(plan::offline_problem(*t));
+        };
+        if (py::isinstance<trace::trace>(inputs) || is_path(inputs)) add(inputs);
+        else
+          for (py::handle one : py::iter(inputs)) add(one);
+        if (problems.empty()) throw std::invalid_argument("no input given");
+        for (auto& p : problems) p.problem.capacity = limit;
+        offline::plan_options options;
+        options.time_limit_seconds = time_limit;
+        auto const results = without_lock([&](std::atomic<bool> const*) {
+          return run_cells<offline::plan_result>(problems.size(), std::max(1u, jobs),
+                                                 [&](std::size_t i) { return offline::plan(problems[i].problem, options); });
+        });
+        results_table table{plan::plan_columns(), {}};
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          if (!results[i].fits)
+            PyErr_WarnEx(PyExc_RuntimeWarning, plan::no_fit_reason(problems[i], results[i], limit, time_limit).c_str(), 1);
+          table.rows.push_back(plan::plan_row(problems[i], results[i], limit));
+        }
+        py::object frame = data_frame(table);
+        if (!placements) return frame;
+        py::list placed;
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          auto const& buffers = problems[i].problem.buffers;
+          std::size_t const n = buffers.size();
+          py::array_t<std::int64_t> lower(static_cast<py::ssize_t>(n)), upper(static_cast<py::ssize_t>(n)),
+              size(static_cast<py::ssize_t>(n)), offset(static_cast<py::ssize_t>(n));
+          py::list ids(n);
+          for (std::size_t b = 0; b < n; ++b) {
+            ids[b] = problems[i].ids.empty() ? py::str(std::to_string(buffers[b].lower)) : py::str(problems[i].ids[b]);
+            lower.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].lower);
+            upper.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].upper);
+            size.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].size);
+            offset.mutable_data()[b] = results[i].fits ? static_cast<std::int64_t>(results[i].offsets[b]) : -1;
+          }
+          placed.append(py::module_::import("pandas").attr("DataFrame")(
+              columns_of({{"id", ids}, {"lower", lower}, {"upper", upper}, {"size", size}, {"offset", offset}})));
+        }
+        return py::make_tuple(frame, placed);
+      },
+      py::arg("inputs"), py::arg("time_limit") = 10.0, py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = 1,
+      py::arg("placements") = false,
+      "The best offline placement of each input's buffers (`fraglab plan`): a Trace, a trace file or MiniMalloc's CSV, or "
+      "a list of them. A row an input; with placements=True also a list of DataFrames (id, lower, upper, size, offset), "
+      "one an input. An input with no placement within capacity warns (RuntimeWarning) and its offsets are -1.");
+}
+
+}  // namespace fraglab::python

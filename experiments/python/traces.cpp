@@ -1,0 +1,262 @@
+// fraglab.Trace: a trace read from any format the command line reads, or made from numpy
+// arrays; the events stay in C++ (docs/python.md, "Traces").
+#include "experiments/python/bindings.hpp"
+
+#include "experiments/trace/event_batches.hpp"
+#include "experiments/trace/read_trace.hpp"
+#include "experiments/trace/write_trace.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace fraglab::python {
+namespace {
+
+using trace_ptr = std::shared_ptr<trace::trace>;
+
+// A column of `from_arrays` as unsigned 64-bit integers: integers only (a float size is a
+// mistake, not a size), none negative, `n` of them.
+py::array_t<std::uint64_t, py::array::c_style> unsigned_column(py::handle values, char const* name, std::size_t n)
+{
+  py::array const given = py::array::ensure(values);
+  if (!given) throw py::type_error(std::string(name) + ": expected an array of integers");
+  char const kind = given.dtype().kind();
+  if (kind != 'i' && kind != 'u')
+    throw py::type_error(std::string(name) + ": expected an array of integers, got dtype " + std::string(py::str(given.dtype())));
+  if (given.ndim() != 1) throw std::invalid_argument(std::string(name) + ": expected a one-dimensional array");
+  if (static_cast<std::size_t>(given.size()) != n)
+    throw std::invalid_argument(std::string(name) + ": expected " + std::to_string(n) + " values (as many as kind), got " +
+                                std::to_string(given.size()));
+  if (kind == 'i') {
+    auto const as_signed = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+    std::int64_t const* v = as_signed.data();
+    for (std::size_t i = 0; i < n; ++i)
+      if (v[i] < 0) throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "]: expected at least 0, got " + std::to_string(v[i]));
+  }
+  return py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+}
+
+trace_ptr from_arrays(py::handle kind, py::handle id, py::handle size, py::handle alignment, py::handle stream, int device,
+                      std::string const& name)
+{
+  py::array const kinds_given = py::array::ensure(kind);
+  if (!kinds_given) throw py::type_error("kind: expected an array of integers");
+  if (kinds_given.ndim() != 1) throw std::invalid_argument("kind: expected a one-dimensional array");
+  std::size_t const n = static_cast<std::size_t>(kinds_given.size());
+  auto const kinds = unsigned_column(kind, "kind", n);
+  auto const ids = unsigned_column(id, "id", n);
+  auto const sizes = unsigned_column(size, "size", n);
+  std::optional<py::array_t<std::uint64_t, py::array::c_style>> alignments, streams;
+  if (!alignment.is_none()) alignments = unsigned_column(alignment, "alignment", n);
+  if (!stream.is_none()) streams = unsigned_column(stream, "stream", n);
+  if (device < 0) throw std::invalid_argument("device: expected at least 0, got " + std::to_string(device));
+
+  auto t = std::make_shared<trace::trace>();
+  t->name = name;
+  t->source_format = "numpy arrays";
+  t->device = device;
+  std::uint64_t const* k = kinds.data();
+  std::uint64_t const* ident = ids.data();
+  std::uint64_t const* bytes = sizes.data();
+  std::uint64_t const* align = alignments ? alignments->data() : nullptr;
+  std::uint64_t const* on = streams ? streams->data() : nullptr;
+  {
+    py::gil_scoped_release unlocked;
+    t->events.reserve(n);
+    // Slots as the readers number them: the n-th distinct id seen.
+    std::unordered_map<std::uint64_t, std::uint32_t> slots;
+    slots.reserve(n / 2 + 1);
+    auto const slot_of = [&](std::size_t i) {
+      auto const [at, fresh] = slots.try_emplace(ident[i], static_cast<std::uint32_t>(slots.size()));
+      if (fresh && slots.size() > std::numeric_limits<std::uint32_t>::max())
+        throw std::invalid_argument("id: more than 2^32 distinct ids");
+      return at->second;
+    };
+    auto const at = [](std::size_t i) { return "[" + std::to_string(i) + "]"; };
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (k[i]) {
+        case 0: {
+          trace::event e{trace::op::alloc, slot_of(i)};
+          e.size = bytes[i];
+          if (e.size == 0) throw std::invalid_argument("size" + at(i) + ": expected a size of at least 1 byte, got 0");
+          if (align != nullptr) {
+            e.alignment = align[i];
+            if (e.alignment == 0 || (e.alignment & (e.alignment - 1)) != 0)
+              throw std::invalid_argument("alignment" + at(i) + ": expected a power of two, got " + std::to_string(e.alignment));
+          }
+          if (on != nullptr) e.stream = on[i];
+          t->events.push_back(e);
+          ++t->allocs;
+          break;
+        }
+        case 1:
+          t->events.push_back(trace::event{trace::op::free, slot_of(i)});
+          ++t->frees;
+          break;
+        case 2:
+          t->events.push_back(trace::event{trace::op::release, 0});
+          ++t->releases;
+          break;
+        default:
+          throw std::invalid_argument("kind" + at(i) + ": expected 0 (fraglab.ALLOC), 1 (fraglab.FREE) or 2 (fraglab.RELEASE), got " +
+                                      std::to_string(k[i]));
+      }
+    }
+    t->slots = slots.size();
+    trace::give_releases_a_slot(*t);
+  }
+  return t;
+}
+
+// Every event as columns: kind, id (the trace's dense slot), size, alignment, stream.
+py::dict to_arrays(trace::trace const& t)
+{
+  auto const n = static_cast<py::ssize_t>(t.event_count());
+  py::array_t<std::uint8_t> kind(n);
+  py::array_t<std::uint64_t> id(n), size(n), alignment(n), stream(n);
+  auto* k = kind.mutable_data();
+  auto* i = id.mutable_data();
+  auto* s = size.mutable_data();
+  auto* a = alignment.mutable_data();
+  auto* st = stream.mutable_data();
+  {
+    py::gil_scoped_release unlocked;
+    std::size_t at = 0;
+    trace::for_each_event(t, [&](trace::event const& e) {
+      k[at] = static_cast<std::uint8_t>(e.kind);
+      i[at] = e.slot;
+      s[at] = e.kind == trace::op::alloc ? e.size : 0;
+      a[at] = e.kind == trace::op::alloc ? e.alignment : 0;
+      st[at] = e.kind == trace::op::alloc ? e.stream : 0;
+      ++at;
+    });
+  }
+  return columns_of({{"kind", kind}, {"id", id}, {"size", size}, {"alignment", alignment}, {"stream", stream}});
+}
+
+}  // namespace
+
+std::string path_text(py::handle path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
+
+bool is_path(py::handle arg) { return py::isinstance<py::str>(arg) || py::hasattr(arg, "__fspath__"); }
+
+py::dict columns_of(std::initializer_list<std::pair<char const*, py::object>> columns)
+{
+  py::dict out;
+  for (auto const& [name, column] : columns) out[name] = column;
+  return out;
+}
+
+std::vector<trace::trace const*> traces_argument(py::handle arg, std::vector<std::shared_ptr<trace::trace const>>& owners)
+{
+  std::vector<trace::trace const*> traces;
+  auto const add = [&](py::handle one) {
+    if (py::isinstance<trace::trace>(one)) {
+      owners.push_back(one.cast<trace_ptr>());
+    } else if (is_path(one)) {
+      std::string const path = path_text(one);
+      std::vector<trace::trace> read;
+      {
+        py::gil_scoped_release unlocked;
+        read = trace::read_traces(path);
+      }
+      for (trace::trace& t : read) owners.push_back(std::make_shared<trace::trace>(std::move(t)));
+      if (read.empty()) return;
+    } else {
+      throw py::type_error("expected a fraglab.Trace or a path, got " + std::string(py::str(py::type::of(one).attr("__name__"))));
+    }
+  };
+  std::size_t const before = owners.size();
+  if (py::isinstance<trace::trace>(arg) || is_path(arg)) add(arg);
+  else
+    for (py::handle one : py::iter(arg)) add(one);
+  for (std::size_t i = before; i < owners.size(); ++i) traces.push_back(owners[i].get());
+  if (traces.empty()) throw std::invalid_argument("no trace given");
+  // Rows name a trace by its name: two of one name would be rows no reader could tell apart.
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (traces[i]->name == traces[j]->name)
+        throw std::invalid_argument("two traces are named " + traces[i]->name + ", which labels their rows: give one another name");
+  return traces;
+}
+
+void bind_traces(py::module_& m)
+{
+  m.attr("ALLOC") = 0;
+  m.attr("FREE") = 1;
+  m.attr("RELEASE") = 2;
+  py::class_<trace::trace, trace_ptr>(m, "Trace",
+                                      "A trace of allocations, frees and cache releases, held in C++. Read one with "
+                                      "fraglab.read_trace or make one with Trace.from_arrays.")
+      .def_static("from_arrays", &from_arrays, py::arg("kind"), py::arg("id"), py::arg("size"), py::arg("alignment") = py::none(),
+                  py::arg("stream") = py::none(), py::arg("device") = 0, py::arg("name") = "arrays",
+                  "A trace from equal-length integer arrays, one event each: kind (fraglab.ALLOC, FREE or RELEASE), "
+                  "id (any 64-bit integer; a free names its allocation's id), size (bytes, at least 1 for an "
+                  "allocation; ignored otherwise), and optionally alignment (powers of two, default 1) and stream "
+                  "(default 0). device: the device the trace is of (one allocator a trace). name: how rows name it.")
+      .def("to_arrays", &to_arrays, "Every event as numpy arrays: kind, id (dense: the n-th distinct id), size, alignment, stream.")
+      .def(
+          "write",
+          [](trace::trace const& t, py::handle path, std::string const& to) {
+            std::string const p = path_text(path);
+            auto const format = trace::output_trace_format(p, to);
+            py::gil_scoped_release unlocked;
+            trace::write_trace(p, t, format, "written by fraglab's Python module from " + t.name);
+          },
+          py::arg("path"), py::arg("to") = "",
+          "Writes the trace as `fraglab convert` does, for the command line to read: to is text, binary or rmm-csv "
+          "(default: from the extension, .fbin binary, .csv RMM CSV, else text). The file changes only when all is written.")
+      .def_property_readonly("name", [](trace::trace const& t) { return t.name; })
+      .def_property_readonly("events", &trace::trace::event_count)
+      .def_property_readonly("allocs", [](trace::trace const& t) { return t.allocs; })
+      .def_property_readonly("frees", [](trace::trace const& t) { return t.frees; })
+      .def_property_readonly("releases", [](trace::trace const& t) { return t.releases; })
+      .def_property_readonly("recorded_failures", [](trace::trace const& t) { return t.recorded_failures; })
+      .def_property_readonly("device", [](trace::trace const& t) { return t.device; })
+      .def_property_readonly("format", [](trace::trace const& t) { return t.source_format.empty() ? std::string("native text") : t.source_format; })
+      .def_property_readonly("recorded_settings", [](trace::trace const& t) { return t.recorded_settings; })
+      .def("__len__", &trace::trace::event_count)
+      .def("__repr__", [](trace::trace const& t) {
+        return "<fraglab.Trace " + t.name + ": " + std::to_string(t.event_count()) + " events, " + std::to_string(t.allocs) +
+               " allocations>";
+      });
+
+  m.def(
+      "read_traces",
+      [](py::handle path, std::optional<int> device) {
+        std::string const p = path_text(path);
+        py::gil_scoped_release unlocked;
+        std::vector<trace::trace> read = trace::read_traces(p, device);
+        std::vector<trace_ptr> out;
+        for (trace::trace& t : read) out.push_back(std::make_shared<trace::trace>(std::move(t)));
+        return out;
+      },
+      py::arg("path"), py::arg("device") = py::none(),
+      "Every trace in a file of any format the command line reads: one for most, one a device for a PyTorch snapshot "
+      "(device=N: that device's only). Raises fraglab.InputError naming the file and place of what is wrong.");
+  m.def(
+      "read_trace",
+      [](py::handle path, std::optional<int> device) {
+        std::string const p = path_text(path);
+        std::vector<trace::trace> read;
+        {
+          py::gil_scoped_release unlocked;
+          read = trace::read_traces(p, device);
+        }
+        if (read.size() != 1)
+          throw std::invalid_argument(p + ": holds " + std::to_string(read.size()) +
+                                      " traces (a snapshot's devices): give device=N, or use fraglab.read_traces");
+        return std::make_shared<trace::trace>(std::move(read.front()));
+      },
+      py::arg("path"), py::arg("device") = py::none(),
+      "The trace in a file of any format the command line reads (device=N: one device of a PyTorch snapshot). "
+      "Raises fraglab.InputError naming the file and place of what is wrong.");
+}
+
+}  // namespace fraglab::python

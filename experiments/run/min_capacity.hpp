@@ -1,0 +1,20 @@
+// `fraglab capacity`: the least memory each policy serves each trace in, by bisection over
+// the backend's capacity.
+#pragma once
+
+#include "experiments/run/results_table.hpp"
+#include "experiments/run/run_inputs.hpp"
+
+namespace fraglab {
+
+// Refuses (std::invalid_argument) a capacity given (the search sets it) and policies that
+// cannot run together (make_compositions).
+void check_min_capacity_inputs(run_inputs const& in);
+
+// One row a (trace, policy): min_capacity_bytes (the smallest capacity with no failed
+// allocation, to the backend's granularity), peak_reserved_unlimited, granularity and
+// replays (the bisection's steps). Replays stop at their first failure; `stop`, when set,
+// cancels them (replay_options::stop).
+results_table min_capacities(run_inputs const& in, std::atomic<bool> const* stop = nullptr);
+
+}  // namespace fraglab

@@ -1,0 +1,80 @@
+#include "experiments/run/trace_statistics.hpp"
+
+#include "experiments/trace/event_batches.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace fraglab {
+namespace {
+
+std::string quantile(std::vector<std::size_t>& v, double q)
+{
+  if (v.empty()) return "0";
+  std::size_t const k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return std::to_string(v[k]);
+}
+
+}  // namespace
+
+
+std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace const& t)
+{
+  std::vector<std::size_t> sizes, lifetimes;
+  std::vector<std::uint64_t> born(t.slots, 0);
+  std::vector<std::size_t> size_of(t.slots, 0);
+  std::vector<bool> live(t.slots, false);
+  std::size_t live_bytes = 0, peak_live = 0, live_count = 0, peak_count = 0, aligned = 0;
+  std::map<std::uint64_t, std::size_t> streams;
+  std::uint64_t index = 0;
+  trace::for_each_event(t, [&](trace::event const& e) {
+    ++index;
+    if (e.kind == trace::op::release) return;
+    if (e.kind == trace::op::alloc) {
+      if (live[e.slot]) return;
+      live[e.slot] = true;
+      born[e.slot] = index;
+      size_of[e.slot] = e.size;
+      sizes.push_back(e.size);
+      live_bytes += e.size;
+      peak_live = std::max(peak_live, live_bytes);
+      peak_count = std::max(peak_count, ++live_count);
+      aligned += e.alignment > 16 ? 1 : 0;
+      ++streams[e.stream];
+    } else if (live[e.slot]) {
+      live[e.slot] = false;
+      live_bytes -= size_of[e.slot];
+      --live_count;
+      lifetimes.push_back(index - born[e.slot]);
+    }
+  });
+  std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+  auto const n = [](auto v) { return std::to_string(v); };
+  return {
+      {"trace", t.name},
+      {"format", t.source_format.empty() ? std::string("native text") : t.source_format},
+      {"events", n(t.event_count())},
+      {"allocs", n(t.allocs)},
+      {"frees", n(t.frees)},
+      {"releases", n(t.releases)},
+      {"recorded_failures", n(t.recorded_failures)},
+      {"peak_live_bytes", n(peak_live)},
+      {"peak_live_blocks", n(peak_count)},
+      {"live_at_end_bytes", n(live_bytes)},
+      {"never_freed", n(live_count)},
+      {"streams", n(streams.size())},
+      {"aligned_above_16", n(aligned)},
+      {"size_mean", n(sizes.empty() ? 0 : total / sizes.size())},
+      {"size_min", quantile(sizes, 0.0)},
+      {"size_median", quantile(sizes, 0.5)},
+      {"size_p99", quantile(sizes, 0.99)},
+      {"size_max", quantile(sizes, 1.0)},
+      {"lifetime_median_events", quantile(lifetimes, 0.5)},
+      {"lifetime_p99_events", quantile(lifetimes, 0.99)},
+      {"lifetime_max_events", quantile(lifetimes, 1.0)},
+  };
+}
+
+}  // namespace fraglab

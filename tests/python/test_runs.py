@@ -1,0 +1,148 @@
+"""fraglab.replay, sweep, capacity, info, verify and plan: the command line's tables, cell for
+cell, on generated traces and on every shared real trace; and the command line's refusals."""
+import numpy as np
+import pytest
+
+from conftest import assert_same_frame, cli, cli_frame, fraglab, shared
+
+HOST_POLICIES = "first_fit,best_fit,tlsf,dlmalloc,tf_bfc"
+GPU_POLICIES = "tf_bfc,pytorch_caching,best_fit"
+
+
+def every_trace(generated):
+    return [(p, HOST_POLICIES, "heap") for p in generated + shared("host/*.csv")] + \
+           [(p, GPU_POLICIES, "simulated") for p in shared("pytorch/*.pickle") + shared("pytorch-cases/*.pickle")]
+
+
+def test_replay_equals_the_command_line_on_every_trace(generated):
+    for path, policies, backend in every_trace(generated):
+        ours = fraglab.replay(path, policies, backend=backend, repeat=0)
+        theirs = cli_frame("replay", path, "-p", policies, "--backend", backend, "--repeat", "0")
+        assert_same_frame(ours, theirs)
+        assert ours["frag4"].dtype == np.float64 and ours["peak_reserved_bytes"].dtype == np.int64
+
+
+def test_replay_options_reach_the_run(generated):
+    args = dict(backend="simulated", capacity="1MiB", params={"split_ratio": 2, "coalesce": "deferred"})
+    ours = fraglab.replay(generated, ["tf_bfc", "tlsf@mine"], repeat=0, stop_on_failure=True, **args)
+    theirs = cli_frame("replay", *generated, "-p", "tf_bfc,tlsf@mine", "--repeat", "0", "--stop-on-failure",
+                       "--backend", "simulated", "--capacity", "1MiB", "--set", "split_ratio=2", "--set", "coalesce=deferred")
+    assert_same_frame(ours, theirs)
+    assert (ours["failed_allocs"] > 0).all()  # 1 MiB is too little for either trace
+    assert ours["policy"].tolist() == ["tf_bfc", "mine"] * 2
+
+
+def test_timeseries_are_arrays_of_the_samples(generated, tmp_path):
+    ours, series = fraglab.replay(generated[0], "best_fit,tlsf", repeat=0, timeseries=True)
+    cli("replay", generated[0], "-p", "best_fit,tlsf", "--repeat", "0", "--timeseries", tmp_path / "ts.csv", "-o", tmp_path / "r.csv")
+    import pandas as pd
+    theirs = pd.read_csv(tmp_path / "ts.csv", dtype={"trace": str, "policy": str})
+    assert_same_frame(series, theirs)
+    assert all(series[c].dtype == np.int64 for c in series.columns[2:])
+    last = series.groupby("policy")["max_reserved_bytes"].max()
+    assert last.to_dict() == dict(zip(ours["policy"], ours["peak_reserved_bytes"]))
+
+
+def test_offline_gap(generated):
+    ours = fraglab.replay(generated[0], "best_fit", repeat=0, offline=2)
+    theirs = cli_frame("replay", generated[0], "-p", "best_fit", "--repeat", "0", "--offline", "--offline-time-limit", "2")
+    assert_same_frame(ours, theirs, ignore=("ns_per_op",))
+    assert ours["offline_optimal"].dtype == bool
+    assert ours["gap_to_offline"][0] == pytest.approx(ours["peak_reserved_bytes"][0] / ours["offline_best_bytes"][0] - 1, abs=1e-4)
+
+
+def test_sweep_equals_the_command_line(generated):
+    ours = fraglab.sweep(generated, "tlsf,best_fit", {"sli": [3, 4, 5], "coalesce": "immediate,deferred"})
+    theirs = cli_frame("sweep", *generated, "-p", "tlsf,best_fit", "--vary", "sli=3,4,5", "--vary", "coalesce=immediate,deferred")
+    assert_same_frame(ours, theirs)
+    assert len(ours) == 2 * (3 * 2 + 2)  # best_fit does not read sli: one cell an axis value it reads
+
+
+def test_capacity_equals_the_command_line(generated):
+    ours = fraglab.capacity(generated[0], "best_fit,tlsf", backend="simulated")
+    theirs = cli_frame("capacity", generated[0], "-p", "best_fit,tlsf", "--backend", "simulated")
+    assert_same_frame(ours, theirs)
+    again = fraglab.replay(generated[0], "best_fit,tlsf", backend="simulated", capacity=int(ours["min_capacity_bytes"][0]), repeat=0)
+    assert again["failed_allocs"][0] == 0
+
+
+def test_info_equals_the_command_line(generated):
+    paths = generated + shared("host/*.csv") + shared("pytorch/*.pickle")
+    assert_same_frame(fraglab.info(paths), cli_frame("info", *paths))
+
+
+@pytest.mark.skipif(not shared("pytorch/*.pickle"), reason="needs ../shared/traces")
+def test_verify_equals_the_command_line():
+    for path in shared("pytorch/*.pickle") + shared("pytorch-cases/*.pickle"):
+        ours = fraglab.verify(path)
+        theirs = cli_frame("verify", path, ok=(0, 3))  # 3: a device recorded nothing to compare
+        assert_same_frame(ours, theirs)
+    assert (fraglab.verify(shared("pytorch/*.pickle"))["verdict"] == "matched").all()
+
+
+def test_plan_equals_the_command_line(generated):
+    inputs = [generated[0]] + shared("offline/*/B.*.csv")
+    ours, placements = fraglab.plan(inputs, 2, placements=True)
+    theirs = cli_frame("plan", *inputs, "--time-limit", "2")
+    assert_same_frame(ours, theirs, ignore=("seconds", "seconds_to_best", "seconds_to_fit", "search_nodes", "found_by",
+                                            "heuristic", "heuristic_bytes", "height_bytes", "lower_bound_bytes", "optimal", "gap_to_lower"))
+    for row, p in zip(ours.itertuples(), placements):
+        assert len(p) == row.buffers
+        assert (p["offset"] + p["size"]).max() == row.height_bytes
+        # No two buffers live at once overlap: checked pair by pair over time.
+        order = np.argsort(p["lower"].to_numpy())
+        lo, up, off, size = (p[c].to_numpy()[order] for c in ("lower", "upper", "offset", "size"))
+        for i in range(len(lo)):
+            j = np.arange(i + 1, len(lo))
+            j = j[lo[j] < up[i]]
+            assert not np.any((off[j] < off[i] + size[i]) & (off[i] < off[j] + size[j]))
+
+
+def test_plan_warns_when_nothing_fits(generated):
+    with pytest.warns(RuntimeWarning, match="no placement within 4096 bytes: none exists"):
+        frame = fraglab.plan(generated[0], 1, capacity=4096)
+    assert frame["capacity_bytes"][0] == 4096
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: fraglab.replay(t, "no_such_policy"), "no_such_policy"),
+    (lambda t: fraglab.replay(t, "best_fit,best_fit"), "policy best_fit is given twice"),
+    (lambda t: fraglab.replay(t, []), r"no policy given"),
+    (lambda t: fraglab.replay(t, "best_fit", params={"split_rato": 2}), "params: unknown parameter 'split_rato': did you mean split_ratio"),
+    (lambda t: fraglab.replay(t, "best_fit,tf_bfc"), "run on different backends by default"),
+    (lambda t: fraglab.replay(t, "best_fit", capacity=0), "capacity: expected at least one byte"),
+    (lambda t: fraglab.replay(t, "best_fit", capacity="lots"), "capacity: expected a size such as 4096"),
+    (lambda t: fraglab.replay(t, "best_fit", free_by="name"), "--free-by: expected reference or address"),
+    (lambda t: fraglab.replay(t, "best_fit", backend="tape"), "tape"),
+    (lambda t: fraglab.replay(t, "best_fit", offline=-1), "offline: expected True or a positive number of seconds"),
+    (lambda t: fraglab.sweep(t, "tlsf", {"sli": [3, 3]}), "--vary: sli=3 is given twice"),
+    (lambda t: fraglab.sweep(t, "tlsf", {}), "no --vary given"),
+    (lambda t: fraglab.sweep(t, "tlsf", {"sli": [3]}, params={"sli": 4}), "--set sli and --vary sli"),
+    (lambda t: fraglab.capacity(t, "best_fit", params={"sli": 4}), "--set sli: no policy of this run reads it"),
+    (lambda t: fraglab.plan(t, 0), "time_limit: expected a positive number of seconds"),
+])
+def test_refusals_are_the_command_lines(generated, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(generated[0])
+
+
+def test_verify_refuses_what_is_not_a_snapshot(generated):
+    with pytest.raises(fraglab.InputError, match="not a PyTorch memory snapshot"):
+        fraglab.verify(generated[0])
+    with pytest.raises(ValueError, match="only pytorch_caching and pytorch_expandable can be verified"):
+        fraglab.verify(generated[0], policy="tf_bfc")
+
+
+def test_policies_and_their_parameters():
+    listed = fraglab.policies()
+    assert {"tf_bfc", "pytorch_caching", "best_fit", "tlsf"} <= set(listed["name"])
+    assert set(listed["kind"]) == {"preset", "composition"}
+    tlsf = fraglab.policy("tlsf:sli=3")
+    params = tlsf["parameters"].set_index("key")
+    assert params.loc["sli", "value"] == "3" and params.loc["sli", "default"] != "3"
+    assert tlsf["backend"] == "heap"
+    keys = fraglab.parameters()
+    assert {"split_ratio", "sli", "capacity"} - set(keys["key"]) <= {"capacity"}
+    assert ("tree", "best") in fraglab.composable_pairs()
+    with pytest.raises(ValueError):
+        fraglab.policy("no_such_policy")
