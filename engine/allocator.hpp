@@ -513,6 +513,12 @@ class allocator {
     if constexpr (reclaim_part::before_growth) cfg_.reclaim.before_growth(view, key, need);
     auto grow_and_select = [&]() -> miss_outcome {
       if (alloc_status const grown = grow(pool, need); grown != alloc_status::ok) return {nullptr, pool, grown};
+      // An expandable pool serves its miss from the free tail it has extended (or found large
+      // enough), whatever the index's rules would say of that block: PyTorch's
+      // try_allocate_expandable_block hands its candidate over without get_free_block's
+      // oversize rules.
+      if (pools_[pool]->page != 0)
+        if (chunk* tail = free_tail(pool); tail != nullptr && tail->size >= need) return {tail, pool, alloc_status::ok};
       if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
       return {nullptr, pool, alloc_status::no_growth};  // the growth rule's region was too small for the request
     };
@@ -921,10 +927,9 @@ class allocator {
       pe.map_base = pe.map_end = r.base;
       pe.reservation_end = r.end();
     }
-    region* candidate = nullptr;
-    for (region* r : regions_)
-      if (r->pool == pool && r->end() == pe.map_end) candidate = r;
+    region* const candidate = mapped_end_region(pool);
     std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use() ? candidate->last->size : 0;
+    if (tail_free >= need) return alloc_status::ok;  // the tail serves as it is (the index refused it as oversize)
     std::size_t const findable = findable_size<fit_type>(pe.index, need);
     growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, pe.page};
     growth_decision const d = cfg_.growth.acquisition(ctx);
@@ -936,6 +941,22 @@ class allocator {
     cfg_.growth.on_acquired(a.size);
     add_region(pool, a, candidate, true);
     return alloc_status::ok;
+  }
+
+  // The region of an expandable pool that ends where its mapping ends, if any.
+  region* mapped_end_region(std::uint32_t pool) const noexcept
+  {
+    region* found = nullptr;
+    for (region* r : regions_)
+      if (r->pool == pool && r->end() == pools_[pool]->map_end) found = r;
+    return found;
+  }
+
+  // The free block at the end of an expandable pool's mapping, if any.
+  chunk* free_tail(std::uint32_t pool) const noexcept
+  {
+    region const* r = mapped_end_region(pool);
+    return r != nullptr && !r->last->in_use() ? r->last : nullptr;
   }
 
   // empty_cache for an expandable pool: unmap the whole pages of its free tail (a region

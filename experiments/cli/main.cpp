@@ -28,6 +28,7 @@ commands:
   merge PART.csv... [-o OUT]                 join the CSV parts of a sharded sweep into one table
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   plan INPUT... [--capacity C]               the best offline placement of every buffer, and its proven bound
+  tune SNAPSHOT... [--capacity SIZE]         the PYTORCH_CUDA_ALLOC_CONF that serves a recording best
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
@@ -44,7 +45,7 @@ commands:
 
 namespace {
 
-constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "info",
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "info",
                                          "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
 
 int run_command(std::string const& command, std::vector<std::string> const& args)
@@ -59,6 +60,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "sweep") return fraglab::cli::sweep(args);
   if (command == "capacity") return fraglab::cli::capacity(args);
   if (command == "plan") return fraglab::cli::plan(args);
+  if (command == "tune") return fraglab::cli::tune(args);
   if (command == "merge") return fraglab::cli::merge(args);
   if (command == "trace") return fraglab::cli::trace_program(args);
   if (command == "completion") return fraglab::cli::completion(args);

@@ -3,6 +3,7 @@
 #include "experiments/params/closest_name.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -62,7 +63,7 @@ constexpr auto descriptions = std::to_array<column_description>({
     {"optimal", "optimal", "the height is proven optimal (it meets the lower bound)"},
     {"gap_to_lower", "gap to bound", "height / lower bound - 1: at most this far from the optimum"},
     {"buffers", "buffers", "the buffers that occupy space (a size and a lifetime)"},
-    {"capacity_bytes", "capacity", "the height no placement may exceed (--capacity)"},
+    {"capacity_bytes", "capacity", "the limit given (--capacity): a placement's height, or a device's memory"},
     {"found_by", "found by", "what found the placement: a greedy heuristic, the search's first dive, or the search"},
     {"heuristic", "best heuristic", "the lowest of the greedy heuristics"},
     {"heuristic_bytes", "its height", "that heuristic's height"},
@@ -70,6 +71,9 @@ constexpr auto descriptions = std::to_array<column_description>({
     {"seconds", "seconds", "time the planner took"},
     {"seconds_to_best", "to best", "when the reported placement was found"},
     {"seconds_to_fit", "to fit", "when the first placement within the capacity was found"},
+    {"setting", "setting", "PYTORCH_CUDA_ALLOC_CONF replayed (recorded: the settings the snapshot was recorded with)"},
+    {"reserved_vs_recorded", "vs recorded", "peak reserved / peak reserved under the recorded settings - 1"},
+    {"recommended", "best", "the setting tune recommends: the lowest peak reserved (with --capacity, among those that fit)"},
 });
 
 column_description const* description_of(std::string_view column)
@@ -106,25 +110,40 @@ bool is_size_column(std::string_view c)
 
 bool is_fraction_column(std::string_view c)
 {
-  return c.starts_with("frag") || c.starts_with("ext_frag") || c.starts_with("gap_to_");
+  return c.starts_with("frag") || c.starts_with("ext_frag") || c.starts_with("gap_to_") || c == "reserved_vs_recorded";
+}
+
+// tune's PYTORCH_CUDA_ALLOC_CONF in fewer columns: each key's shorter name.
+std::string short_setting(std::string_view conf)
+{
+  static constexpr std::pair<std::string_view, std::string_view> shorter[] = {
+      {"expandable_segments:True", "expandable"},
+      {"max_split_size_mb:", "max_split_mb:"},
+      {"roundup_power2_divisions:", "divisions:"},
+      {"garbage_collection_threshold:", "gc_threshold:"}};
+  std::string out;
+  while (!conf.empty()) {
+    auto const match = std::find_if(std::begin(shorter), std::end(shorter), [&](auto const& p) { return conf.starts_with(p.first); });
+    if (match != std::end(shorter)) {
+      out += match->second;
+      conf.remove_prefix(match->first.size());
+    } else {
+      out += conf.front();
+      conf.remove_prefix(1);
+    }
+  }
+  return out;
 }
 
 std::string readable_cell(std::string_view column, std::string const& cell)
 {
+  if (column == "setting") return short_setting(cell);
   std::optional<double> const v = number(cell);
   if (!v) return cell;
   if (is_size_column(column) && cell.find_first_not_of("0123456789") == std::string::npos) {
     std::size_t bytes = 0;
     std::from_chars(cell.data(), cell.data() + cell.size(), bytes);
-    // Three decimals below ten units, else two: 1.500 GiB, 142.76 MiB.
-    static constexpr std::array<char const*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
-    double scaled = static_cast<double>(bytes);
-    std::size_t unit = 0;
-    for (; scaled >= 1024.0 && unit + 1 < units.size(); ++unit) scaled /= 1024.0;
-    char buf[32];
-    if (bytes % (std::size_t{1} << (10 * unit)) == 0) std::snprintf(buf, sizeof buf, "%zu %s", bytes >> (10 * unit), units[unit]);
-    else std::snprintf(buf, sizeof buf, scaled < 10 ? "%.3f %s" : "%.2f %s", scaled, units[unit]);
-    return buf;
+    return human_size(bytes);
   }
   if (is_fraction_column(column)) {
     char buf[32];
@@ -135,6 +154,19 @@ std::string readable_cell(std::string_view column, std::string const& cell)
 }
 
 }  // namespace
+
+std::string human_size(std::size_t bytes)
+{
+  // Three decimals below ten units, else two: 1.500 GiB, 142.76 MiB.
+  static constexpr std::array<char const*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
+  double scaled = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  for (; scaled >= 1024.0 && unit + 1 < units.size(); ++unit) scaled /= 1024.0;
+  char buf[32];
+  if (bytes % (std::size_t{1} << (10 * unit)) == 0) std::snprintf(buf, sizeof buf, "%zu %s", bytes >> (10 * unit), units[unit]);
+  else std::snprintf(buf, sizeof buf, scaled < 10 ? "%.3f %s" : "%.2f %s", scaled, units[unit]);
+  return buf;
+}
 
 void sort_rows(rows_table& t, std::string const& sort)
 {
@@ -154,6 +186,16 @@ std::vector<std::string> default_columns(rows_table const& t)
 {
   auto const events = std::find(t.columns.begin(), t.columns.end(), "events");
   auto const policy = std::find(t.columns.begin(), t.columns.end(), "policy");
+  // Of tune's rows, what tells the settings apart; the trace where there are several.
+  if (std::find(t.columns.begin(), t.columns.end(), "setting") != t.columns.end()) {
+    std::vector<std::string> shown;
+    std::size_t const trace = column_index(t, "trace", "tune");
+    if (std::any_of(t.rows.begin(), t.rows.end(), [&](auto const& r) { return r[trace] != t.rows.front()[trace]; }))
+      shown.emplace_back("trace");
+    for (char const* c : {"setting", "peak_reserved_bytes", "reserved_vs_recorded", "min_capacity_bytes", "failed_allocs", "recommended"})
+      shown.emplace_back(c);
+    return shown;
+  }
   if (events == t.columns.end() || policy == t.columns.end() || policy > events) return t.columns;
   std::vector<std::string> shown{"trace", "policy"};
   shown.insert(shown.end(), policy + 1, events);

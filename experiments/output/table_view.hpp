@@ -4,6 +4,7 @@
 // CSV and JSON keep every column and the raw numbers unless --columns asks otherwise.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,11 +28,15 @@ void sort_rows(rows_table& t, std::string const& sort);
 // The columns a reader sees first: of results, trace, policy, a sweep's varied keys (the
 // columns between policy and events), backend, peak live and reserved bytes, frag4, external
 // fragmentation at the peak, failed allocations, the gap to the offline best (--offline) and,
-// where timed, ns_per_op; of any other table, every column.
+// where timed, ns_per_op; of tune's, all but the preset specs its settings name; of any other
+// table, every column.
 std::vector<std::string> default_columns(rows_table const& t);
 
 // `t` as the view asks, for a reader when `readable`.
 rows_table viewed(rows_table t, view_choice const& v, bool readable);
+
+// `bytes` in the binary unit that fits: 512 B, 1.500 GiB, 142.76 MiB.
+std::string human_size(std::size_t bytes);
 
 // One line per column of `columns`: its meaning (docs/metrics.md).
 std::string legend(std::vector<std::string> const& columns);

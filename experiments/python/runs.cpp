@@ -13,12 +13,14 @@
 #include "experiments/run/replay_cells.hpp"
 #include "experiments/run/sweep_grid.hpp"
 #include "experiments/run/trace_statistics.hpp"
+#include "experiments/run/tune.hpp"
 #include "experiments/run/verify_file.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <limits>
+#include <thread>
 #include <stdexcept>
 
 namespace fraglab::python {
@@ -217,6 +219,30 @@ void bind_runs(py::module_& m)
       py::arg("jobs") = 1, py::arg("ignore_recorded_settings") = false,
       "The least memory each policy serves each trace in (`fraglab capacity`): min_capacity_bytes, "
       "peak_reserved_unlimited, granularity, replays.");
+
+  m.def(
+      "tune",
+      [](py::handle recording, py::handle capacity, py::handle jobs) {
+        std::vector<std::shared_ptr<trace::trace const>> owners;
+        auto const devices = traces_argument(recording, owners);
+        std::optional<std::size_t> limit;
+        if (!capacity.is_none()) {
+          limit = size_value("capacity", capacity);
+          if (*limit == 0) throw std::invalid_argument("capacity: expected at least one byte, got 0");
+        }
+        unsigned const threads = jobs.is_none() ? std::max(1u, std::thread::hardware_concurrency()) : jobs.cast<unsigned>();
+        tune_result const r = without_lock([&](std::atomic<bool> const* stop) { return tune(devices, limit, std::max(1u, threads), stop); });
+        py::dict recommendation;
+        recommendation["conf"] = r.recommended;
+        recommendation["fits"] = r.fits;
+        recommendation["reasoning"] = r.reasoning;
+        return py::make_tuple(data_frame(r.table), recommendation);
+      },
+      py::arg("recording"), py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = py::none(),
+      "Which PYTORCH_CUDA_ALLOC_CONF serves a recorded program best (`fraglab tune`): its trace (a snapshot's path: every "
+      "device; or Traces of one program) replayed across the settings users tune. Returns (table, recommendation): a row "
+      "a (device, setting), and {'conf': the setting ('' for the defaults), 'fits': whether it fits capacity, "
+      "'reasoning': the lines `fraglab tune` prints}.");
 
   m.def(
       "info",

@@ -16,6 +16,32 @@ void check_min_capacity_inputs(run_inputs const& in)
   (void)make_compositions(in.specs, in.chosen);
 }
 
+std::size_t least_capacity(std::function<bool(std::size_t)> const& serves, std::size_t granularity, std::size_t upper,
+                           progress_meter* progress)
+{
+  auto const step = [&](std::size_t granules) {
+    if (progress != nullptr) progress->add(1);
+    return serves(granules * granularity);
+  };
+  std::size_t lo = 0;  // in granules: lo fails (or is 0), hi serves
+  std::size_t hi = (upper + granularity - 1) / granularity;
+  if (progress != nullptr) progress->add_total(1 + static_cast<std::uint64_t>(std::bit_width(hi)));
+  if (hi > 0 && !step(hi)) {
+    // Limits can change decisions: grow the bound until it serves.
+    while (!step(hi)) {
+      if (hi > std::numeric_limits<std::size_t>::max() / 2 / granularity)
+        throw std::invalid_argument("no capacity serves it: it fails however much memory it is given");
+      hi *= 2;
+      if (progress != nullptr) progress->add_total(2);  // this step, and one more of the bisection below
+    }
+  }
+  while (hi - lo > 1) {
+    std::size_t const mid = lo + (hi - lo) / 2;
+    (step(mid) ? hi : lo) = mid;
+  }
+  return hi * granularity;
+}
+
 results_table min_capacities(run_inputs const& in, std::atomic<bool> const* stop)
 {
   check_min_capacity_inputs(in);
@@ -40,12 +66,9 @@ results_table min_capacities(run_inputs const& in, std::atomic<bool> const* stop
       backend_choice b = backend;
       b.capacity = capacity;
       ++replays;
-      progress.add(1);
       return make_composition(spec, cell_parameters(spec, user, t, in.recorded), b)->replay(t, options).failed_allocs == 0;
     };
-    // Unlimited, the footprint is an upper bound: bisect below it in steps of the backend's
-    // granularity, on the assumption (true of every policy here when memory is only added)
-    // that more capacity never causes a failure.
+    // Unlimited, the footprint is an upper bound: bisect below it.
     auto const unlimited = make_composition(spec, cell_parameters(spec, user, t, in.recorded), backend);
     std::size_t const granularity = unlimited->make()->backend_granularity();
     replay_result const free_run = unlimited->replay(t, options);
@@ -53,21 +76,8 @@ results_table min_capacities(run_inputs const& in, std::atomic<bool> const* stop
     progress.add(1);
     if (free_run.failed_allocs != 0)
       throw std::invalid_argument(spec + " fails on " + t.name + " even without a capacity limit");
-    std::size_t lo = 0;  // in granules: lo fails (or is 0), hi serves
-    std::size_t hi = (free_run.peak_reserved_bytes + granularity - 1) / granularity;
-    progress.add_total(1 + static_cast<std::uint64_t>(std::bit_width(hi)));
-    if (hi > 0 && !serves(hi * granularity)) {
-      // Limits can change decisions: grow the bound until it serves.
-      while (!serves(hi * granularity)) {
-        hi *= 2;
-        progress.add_total(2);  // this step, and one more of the bisection below
-      }
-    }
-    while (hi - lo > 1) {
-      std::size_t const mid = lo + (hi - lo) / 2;
-      (serves(mid * granularity) ? hi : lo) = mid;
-    }
-    return std::vector<std::string>{t.name, spec, std::to_string(hi * granularity),
+    std::size_t const least = least_capacity(serves, granularity, free_run.peak_reserved_bytes, &progress);
+    return std::vector<std::string>{t.name, spec, std::to_string(least),
                                     std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
                                     std::to_string(replays)};
   });

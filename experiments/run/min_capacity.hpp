@@ -2,10 +2,20 @@
 // the backend's capacity.
 #pragma once
 
+#include "experiments/output/progress_meter.hpp"
 #include "experiments/run/results_table.hpp"
 #include "experiments/run/run_inputs.hpp"
 
+#include <functional>
+
 namespace fraglab {
+
+// The least capacity, a whole number of `granularity`, that `serves`: bisection below `upper`
+// bytes (doubled first while it does not serve), on the assumption, true of every policy here
+// when memory is only added, that more capacity never causes a failure. `progress`, when
+// set, is told of each step, and of the steps it comes to need (add_total).
+std::size_t least_capacity(std::function<bool(std::size_t)> const& serves, std::size_t granularity, std::size_t upper,
+                           progress_meter* progress = nullptr);
 
 // Refuses (std::invalid_argument) a capacity given (the search sets it) and policies that
 // cannot run together (make_compositions).

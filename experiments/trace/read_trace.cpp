@@ -230,6 +230,7 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
     traces.back().recorded_settings = non_default_settings(s.settings);
     traces.back().recorded_parameters = preset_parameters(s.settings);
     traces.back().recorded_expandable = s.settings.expandable_segments;
+    traces.back().recorded_unmodelled = s.settings.unmodelled;
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) {
       traces.back().start_segments.clear();

@@ -74,6 +74,9 @@ struct trace {
   // under them applies unless told to ignore them.
   std::vector<std::pair<std::string, std::string>> recorded_parameters;
   bool recorded_expandable = false;  // a snapshot recorded with expandable_segments:True
+  // Its settings at values other than their defaults that the presets do not model, as
+  // KEY=VALUE: a replay cannot say what they changed (verify and tune refuse them).
+  std::vector<std::string> recorded_unmodelled;
 
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }

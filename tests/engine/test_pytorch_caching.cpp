@@ -328,6 +328,28 @@ TEST(PyTorchExpandable, BestFitPassesOverTheFreeTailForABlockThatCannotExpand)
   (void)r;
 }
 
+TEST(PyTorchExpandable, AMissIsServedFromTheFreeTailEvenWhenItIsOversize)
+{
+  pt::settings s;
+  s.expandable_segments = true;
+  s.device_memory = 1024 * MiB;
+  s.max_split_size = 32 * MiB;
+  auto a = make_on_device(s, s.device_memory);
+  auto x = a->allocate(40 * MiB);  // two 20 MiB pages, taken whole
+  auto y = a->allocate(50 * MiB);  // three more pages; the 10 MiB remainder splits off as the tail
+  ASSERT_EQ(a->stats().reserved_bytes, 100 * MiB);
+  a->deallocate(y.address);  // a 60 MiB free tail
+  // 4 MiB is below max_split_size and the tail is above it, so get_free_block refuses it; the
+  // miss goes to try_allocate_expandable_block, whose candidate is that tail, already mapped
+  // and large enough: it is split where it is, and nothing is mapped.
+  auto z = a->allocate(4 * MiB);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(z.address, y.address);
+  EXPECT_EQ(a->stats().reserved_bytes, 100 * MiB);
+  EXPECT_EQ(a->check_invariants(), "");
+  (void)x;
+}
+
 TEST(PyTorchExpandable, EmptyCacheUnmapsTheWholePagesOfTheFreeTail)
 {
   auto a = make_expandable();

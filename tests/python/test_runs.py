@@ -104,6 +104,18 @@ def test_plan_warns_when_nothing_fits(generated):
     assert frame["capacity_bytes"][0] == 4096
 
 
+def test_tune_equals_the_command_line(tmp_path):
+    cli("gen", "transformer", "--layers", "2", "--seq-dist", "uniform", "--seq-len", "64", "--seq-len-max", "512", "-o", tmp_path / "tr.fbin")
+    table, recommendation = fraglab.tune(tmp_path / "tr.fbin", jobs=2)
+    assert_same_frame(table, cli_frame("tune", tmp_path / "tr.fbin"))
+    best = table[table["recommended"]]
+    assert len(best) == 1 and best["setting"].iloc[0] == (recommendation["conf"] or "(defaults)")
+    assert best["peak_reserved_bytes"].iloc[0] == table["peak_reserved_bytes"][1:].min()
+    assert recommendation["fits"] and "recommended: PYTORCH_CUDA_ALLOC_CONF=" in recommendation["reasoning"]
+    _, none = fraglab.tune(tmp_path / "tr.fbin", capacity="64MiB")
+    assert not none["fits"] and "no setting of the 112 tried serves" in none["reasoning"]
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda t: fraglab.replay(t, "no_such_policy"), "no_such_policy"),
     (lambda t: fraglab.replay(t, "best_fit,best_fit"), "policy best_fit is given twice"),
