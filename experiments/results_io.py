@@ -5,7 +5,9 @@ back."""
 
 import argparse
 import csv
+import glob
 import hashlib
+import importlib
 import io
 import os
 import platform
@@ -27,8 +29,36 @@ def run(cmd, **kwargs):
     return done.stdout
 
 
+def _module_beside(fraglab):
+    """The Python module the build of `fraglab` made (BUILD/experiments/python), imported, or
+    None where there is none (a build without pybind11, numpy or pandas, or under sanitizers)."""
+    where = os.path.join(os.path.dirname(os.path.abspath(fraglab)), "python")
+    if where not in _modules:
+        _modules[where] = None
+        if glob.glob(os.path.join(where, "fraglab*.so")):
+            sys.path.insert(0, where)
+            try:
+                _modules[where] = importlib.import_module("fraglab")
+            except ImportError:
+                pass
+            finally:
+                sys.path.remove(where)
+    return _modules[where]
+
+
+_modules = {}
+
+
 def fraglab_rows(fraglab, args):
-    """fraglab's CSV output (`--format csv` is added) as a list of dicts."""
+    """The table `fraglab ARGS --format csv` writes, as a list of dicts of its cells: run in
+    this process through the build's Python module (fraglab.run) where the build made one,
+    else by running the command."""
+    module = _module_beside(fraglab)
+    if module is not None:
+        try:
+            return module.run(args, text=True)
+        except Exception as e:  # the command's own words, as run() reports a command's failure
+            sys.exit(f"{os.path.basename(sys.argv[0])}: `fraglab {' '.join(args)}`: {e}")
     return list(csv.DictReader(io.StringIO(run([fraglab] + args + ["--format", "csv"]))))
 
 

@@ -231,7 +231,7 @@ int verify(std::vector<std::string> const& args)
   if (!parsed) return 0;
   auto const& vm = *parsed;
   if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
-  bool const as_rows = vm.count("format") != 0;
+  bool const as_rows = vm.count("format") != 0 || table_sink() != nullptr;  // fraglab.run takes the rows
   std::vector<std::vector<std::string>> rows;
   std::ostream& report = as_rows ? std::cerr : std::cout;  // the rows alone on standard output
   std::string const policy = vm["policy"].as<std::string>();
@@ -271,7 +271,8 @@ int verify(std::vector<std::string> const& args)
       mismatched = mismatched || !r.complete();
     }
   }
-  if (as_rows) std::cout << format_rows(verify_columns(), rows, parse_output_format(vm["format"].as<std::string>()));
+  if (as_rows && table_sink() != nullptr) *table_sink() = {verify_columns(), rows};
+  else if (as_rows) std::cout << format_rows(verify_columns(), rows, parse_output_format(vm["format"].as<std::string>()));
   // 0: every decision matched; 1: one differs; 3: some device recorded no decision to compare
   // (not a pass); 2 (from main): bad input.
   return mismatched ? 1 : vacuous ? 3 : 0;

@@ -8,6 +8,12 @@
 
 namespace fraglab::cli {
 
+// `fraglab` with no command: every command in a line.
+extern char const* const usage;
+// Runs COMMAND with ARGS (`help COMMAND` included); an unknown command prints the usage and
+// returns 2. Errors for the user are thrown, as each command throws them.
+int run_command(std::string const& command, std::vector<std::string> const& args);
+
 int policies(std::vector<std::string> const& args);
 int replay(std::vector<std::string> const& args);
 int gen(std::vector<std::string> const& args);

@@ -47,7 +47,9 @@ int info(std::vector<std::string> const& args)
   if (!parsed) return 0;
   auto const& vm = *parsed;
   check_output_options(vm, {"output"});
-  bool const as_rows = vm.count("format") || (vm.count("output") && chosen_output_format(vm) != output_format::table);
+  // Rows for a program (a format, a file of one, or fraglab.run), else lines for a reader.
+  bool const as_rows = vm.count("format") || (vm.count("output") && chosen_output_format(vm) != output_format::table) ||
+                       table_sink() != nullptr;
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
   std::ostringstream lines;

@@ -344,9 +344,19 @@ view_choice view_option(po::variables_map const& vm)
 
 }  // namespace
 
+rows_table*& table_sink() noexcept
+{
+  thread_local rows_table* sink = nullptr;
+  return sink;
+}
+
 void write_all_columns(po::variables_map const& vm, std::vector<std::string> const& columns,
                        std::vector<std::vector<std::string>> const& rows)
 {
+  if (rows_table* sink = table_sink()) {
+    *sink = {columns, rows};
+    return;
+  }
   std::string const out = format_rows(columns, rows, chosen_output_format(vm));
   if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
   else std::cout << out;
@@ -355,9 +365,13 @@ void write_all_columns(po::variables_map const& vm, std::vector<std::string> con
 void write_rows(po::variables_map const& vm, std::vector<std::string> const& columns,
                 std::vector<std::vector<std::string>> const& rows)
 {
+  view_choice const v = view_option(vm);
+  if (rows_table* sink = table_sink()) {  // every column raw, as CSV has them, chosen and sorted as asked
+    *sink = viewed({columns, rows}, v, false);
+    return;
+  }
   output_format const format = chosen_output_format(vm);
   bool const readable = format == output_format::table || format == output_format::md;
-  view_choice const v = view_option(vm);
   rows_table const t = viewed({columns, rows}, v, readable);
   std::string const out = format_rows(t.columns, t.rows, format);
   bool const to_file = vm.count("output") && vm["output"].as<std::string>() != "-";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "experiments/output/results_format.hpp"
+#include "experiments/output/table_view.hpp"
 #include "experiments/params/param_set.hpp"
 #include "experiments/registry/composition.hpp"
 #include "experiments/replay/replay_result.hpp"
@@ -93,6 +94,10 @@ void read_timing_options(po::variables_map const& vm, replay_options& o);
 // could be written (check_output_file), and no two are the same file. Throws
 // std::invalid_argument naming the option.
 void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names);
+
+// Where write_rows and write_all_columns put the table, on this thread, instead of writing
+// it (the Python module's fraglab.run); null, as it starts: they write.
+rows_table*& table_sink() noexcept;
 
 // --format, --output/-o: write `rows` under `columns` to the file (atomically) or stdout.
 void add_output_options(po::options_description& desc);

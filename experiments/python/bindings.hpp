@@ -28,6 +28,7 @@ namespace py = pybind11;
 void bind_traces(py::module_& m);    // Trace, read_trace(s), Trace.from_arrays
 void bind_runs(py::module_& m);      // replay, sweep, capacity, info, verify, plan
 void bind_policies(py::module_& m);  // policies, policy, parameters
+void bind_command(py::module_& m);   // run: any command, its table returned
 
 // A table of the command line's cells as a pandas DataFrame, each column typed by what all
 // its cells hold: integers (int64), numbers (float64, NaN where empty), yes/no (bool), else

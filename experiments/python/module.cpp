@@ -15,6 +15,7 @@ PYBIND11_MODULE(fraglab, m)
   fraglab::python::bind_traces(m);
   fraglab::python::bind_runs(m);
   fraglab::python::bind_policies(m);
+  fraglab::python::bind_command(m);
   m.attr("__version__") = FRAGLAB_VERSION;
   m.attr("__commit__") = FRAGLAB_COMMIT;  // the commit it was built from, for results to record
 }
