@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """Figures from fraglab's CSV output, with Debian's python3-matplotlib (no other packages).
 
-  plot.py sweep CSV... -x KEY -y METRIC [--group COLUMN] [--log-x] -o OUT.png|OUT.svg
-      a line per policy (or --group) of METRIC against the varied KEY, one panel per trace:
-      the output of `fraglab sweep --format csv` (or `fraglab merge`)
-  plot.py bars CSV... -y METRIC -o OUT
+  plot.py sweep CSV... -x KEY -y METRIC [--group COLUMN[,COLUMN...]] [--log-x] [--log-y] [--zoom] -o OUT
+      a line per policy (or per --group columns) of METRIC against the varied KEY, one panel per
+      trace: the output of `fraglab sweep --format csv` (or `fraglab merge`). Every other column
+      the sweep varies joins the groups, so that no line joins cells that differ in it
+  plot.py bars CSV... -y METRIC [--sort asc|desc] [--log] -o OUT
       METRIC per policy as bars, one panel per trace: `fraglab replay --format csv`
   plot.py timeseries CSV -o OUT [-y COLUMN,COLUMN...] [--policy P,...]
       the columns (default reserved_bytes,live_bytes) against events, a line per policy, one
       panel per trace: `fraglab replay --timeseries FILE`
 
-The figure's format follows OUT's extension. Output is written to a temporary file and
+Sizes are drawn in the binary unit that fits them; an axis starts at zero unless --zoom (or a
+log scale) is asked for; legends sit beside the data; a caption under the figure says what the
+metric measures (docs/metrics.md) and on which backend it ran. The figure's format follows OUT's
+extension. Output is written to a temporary file and
 renamed, and SVG output is byte-identical from run to run (fixed hash salt, no date).
 A missing column or a file that is not fraglab's CSV is an error naming FILE:LINE.
 """
@@ -18,7 +22,9 @@ A missing column or a file that is not fraglab's CSV is an error naming FILE:LIN
 import argparse
 import io
 import os
+import re
 import sys
+import textwrap
 from collections import OrderedDict
 
 import matplotlib
@@ -83,21 +89,102 @@ def grouped(rows, key):
     return groups
 
 
-def panels(count):
-    fig, axes = plt.subplots(count, 1, figsize=(8, 3.2 * count), squeeze=False)
+def panels(count, height=3.2):
+    fig, axes = plt.subplots(count, 1, figsize=(10, height * count + 0.6), squeeze=False)
     return fig, [a[0] for a in axes]
 
 
+METRICS_GUIDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "metrics.md")
+
+
+def definitions():
+    """Column -> what it measures, from docs/metrics.md's tables (`| `a`, `b` | meaning | ... |`)."""
+    found = {}
+    try:
+        lines = open(METRICS_GUIDE, encoding="utf-8").read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`"):
+            for name in re.findall(r"`([a-z0-9_]+)`", cells[0]):
+                found.setdefault(name, cells[1].replace("`", ""))
+    return found
+
+
+def caption(fig, rows, metrics):
+    """What each metric measures and the backend the rows ran on, under the figure."""
+    known = definitions()
+    parts = [f"{m}: {known[m]}" for m in metrics if m in known]
+    backends = sorted({r["backend"] for r in rows if r.get("backend")})
+    if backends:
+        parts.append(f"backend: {', '.join(backends)}")
+    if parts:
+        fig.text(0.01, 0.005, textwrap.fill(". ".join(parts), 150), fontsize="x-small", va="bottom", ha="left")
+
+
+BINARY_UNITS = [("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)]
+
+
+def size_unit(column, values):
+    """(label suffix, divisor): a byte column in the binary unit its largest value fits."""
+    if not (column.endswith("_bytes") or column in ("granularity", "peak_reserved_unlimited")):
+        return "", 1
+    top = max((abs(v) for v in values if v == v and v != float("inf")), default=0)
+    name, size = next(((n, s) for n, s in BINARY_UNITS if top >= s), ("B", 1))
+    return f" ({name})", size
+
+
+def plain_axis(ax, axis, log, zoom, values):
+    """Plain tick labels (no offset, no 1e10), log or linear, from zero unless zoomed."""
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log" if log else "linear")
+    if log:
+        return
+    ax.ticklabel_format(axis=axis, style="plain", useOffset=False)
+    if not zoom and values and min(values) >= 0:
+        if axis == "x":
+            ax.set_xlim(left=0)
+        else:
+            ax.set_ylim(bottom=0)
+
+
+def legend_beside(ax):
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def varied_columns(rows, x):
+    """The sweep's other varied keys: columns between policy and events (fraglab sweep's layout)
+    that take more than one value."""
+    columns = list(rows[0].keys())
+    if "policy" not in columns or "events" not in columns:
+        return []
+    between = columns[columns.index("policy") + 1:columns.index("events")]
+    return [c for c in between if c != x and len({r[c] for r in rows}) > 1]
+
+
 def plot_sweep(args):
-    rows = read_rows(args.csv, ["trace", args.group, args.x, args.y])
+    group = [g for g in args.group.split(",") if g]
+    rows = read_rows(args.csv, ["trace", *group, args.x, args.y])
+    # A line through cells that differ in another varied key would zigzag between them: each
+    # such key joins the groups, one line per combination.
+    others = [c for c in varied_columns(rows, args.x) if c not in group]
+    if others:
+        print(f"plot.py: {', '.join(others)} also var{'ies' if len(others) == 1 else 'y'}: a line per "
+              f"{', '.join(group + others)}", file=sys.stderr)
+    keys = group + others
+    for r in rows:  # a key the row's policy does not read (an empty cell) is left out of its label
+        r["__line"] = ", ".join(r[k] if k == "policy" else f"{k}={r[k]}" for k in keys if r[k])
     by_trace = grouped(rows, "trace")
     fig, axes = panels(len(by_trace))
+    unit, divisor = size_unit(args.y, [number(r, args.y) for r in rows])
     for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
-        for i, (label, series) in enumerate(grouped(trace_rows, args.group).items()):
+        ys = []
+        for i, (label, series) in enumerate(grouped(trace_rows, "__line").items()):
             # A policy that does not read the varied key has an empty cell there: its value
             # holds at every x, a flat dashed line.
-            flat = [number(r, args.y) for r in series if not r[args.x].strip()]
-            points = sorted((number(r, args.x), number(r, args.y)) for r in series if r[args.x].strip())
+            flat = [number(r, args.y) / divisor for r in series if not r[args.x].strip()]
+            points = sorted((number(r, args.x), number(r, args.y) / divisor) for r in series if r[args.x].strip())
             unlimited = [p for p in points if p[0] == float("inf")]
             points = [p for p in points if p[0] != float("inf")]
             if unlimited:
@@ -106,27 +193,35 @@ def plot_sweep(args):
                 ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label, color=f"C{i % 10}")
             for y in flat:
                 ax.axhline(y, linestyle="--", label=f"{label} (does not read {args.x})", color=f"C{i % 10}")
+            ys += [p[1] for p in points] + flat
         ax.set_title(trace)
         ax.set_xlabel(args.x)
-        ax.set_ylabel(args.y)
-        if args.log_x:
-            ax.set_xscale("log")
+        ax.set_ylabel(args.y + unit)
+        plain_axis(ax, "x", args.log_x, True, [])
+        plain_axis(ax, "y", args.log_y, args.zoom, ys)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        legend_beside(ax)
+    caption(fig, rows, [args.y, args.x])
     return fig
 
 
 def plot_bars(args):
     rows = read_rows(args.csv, ["trace", "policy", args.y])
     by_trace = grouped(rows, "trace")
-    fig, axes = panels(len(by_trace))
+    most = max(len(v) for v in by_trace.values())
+    fig, axes = panels(len(by_trace), height=max(2.5, 0.28 * most + 1.0))
+    unit, divisor = size_unit(args.y, [number(r, args.y) for r in rows])
     for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
-        names = [r["policy"] for r in trace_rows]
-        ax.barh(names, [number(r, args.y) for r in trace_rows])
-        ax.invert_yaxis()  # first policy on top, as in the table
+        bars = [(r["policy"], number(r, args.y) / divisor) for r in trace_rows]
+        if args.sort:
+            bars.sort(key=lambda b: b[1], reverse=args.sort == "desc")
+        ax.barh([b[0] for b in bars], [b[1] for b in bars])
+        ax.invert_yaxis()  # first bar on top, as in the table
         ax.set_title(trace)
-        ax.set_xlabel(args.y)
+        ax.set_xlabel(args.y + unit)
+        plain_axis(ax, "x", args.log, False, [b[1] for b in bars])
         ax.grid(True, axis="x", alpha=0.3)
+    caption(fig, rows, [args.y])
     return fig
 
 
@@ -140,18 +235,27 @@ def plot_timeseries(args):
             raise InputError(f"no rows for the policies {args.policy}")
     by_trace = grouped(rows, "trace")
     fig, axes = panels(len(by_trace))
+    unit, divisor = size_unit(columns[0] if columns else "", [number(r, c) for r in rows for c in columns])
     styles = ["-", "--", ":", "-."]
     for ax, (trace, trace_rows) in zip(axes, by_trace.items()):
-        for i, (policy, series) in enumerate(grouped(trace_rows, "policy").items()):
-            events = [number(r, "event") for r in series]
-            for j, column in enumerate(columns):
-                ax.plot(events, [number(r, column) / 2**20 for r in series], styles[j % len(styles)],
-                        color=f"C{i % 10}", label=f"{policy} {column}")
+        policies = grouped(trace_rows, "policy")
+        for j, column in enumerate(columns):
+            series = {p: ([number(r, "event") for r in s], [number(r, column) / divisor for r in s]) for p, s in policies.items()}
+            # What the trace decides (live bytes) is the same under every policy: one line.
+            if len(series) > 1 and len({repr(v) for v in series.values()}) == 1:
+                events, values = next(iter(series.values()))
+                ax.plot(events, values, styles[j % len(styles)], color="black", label=f"{column} (every policy)")
+                continue
+            for i, (policy, (events, values)) in enumerate(series.items()):
+                ax.plot(events, values, styles[j % len(styles)], color=f"C{i % 10}", label=f"{policy} {column}")
         ax.set_title(trace)
         ax.set_xlabel("events")
-        ax.set_ylabel("MiB")
+        ax.set_ylabel(("bytes" if unit else ", ".join(columns)) + unit)
+        plain_axis(ax, "x", False, True, [])
+        plain_axis(ax, "y", False, args.zoom, [number(r, c) for r in trace_rows for c in columns])
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        legend_beside(ax)
+    caption(fig, rows, columns)
     return fig
 
 
@@ -173,9 +277,10 @@ def figure_file(path):
 
 def save_atomically(fig, out):
     ext = figure_format(out)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))  # room for the caption
     image = io.BytesIO()
-    fig.savefig(image, format=ext, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+    # "tight" keeps the legends beside the panels in the picture.
+    fig.savefig(image, format=ext, dpi=120, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
     write_atomically(out, image.getvalue())
 
 
@@ -186,17 +291,23 @@ def main(argv):
     s.add_argument("csv", nargs="+")
     s.add_argument("-x", required=True, help="the varied key (a column of the sweep)")
     s.add_argument("-y", required=True, help="the metric, e.g. frag4 or peak_reserved_bytes")
-    s.add_argument("--group", default="policy", help="one line per value of this column")
+    s.add_argument("--group", default="policy", help="one line per value of these columns (comma-separated); the "
+                                                     "sweep's other varied columns join them")
     s.add_argument("--log-x", action="store_true", help="a logarithmic x axis")
+    s.add_argument("--log-y", action="store_true", help="a logarithmic y axis")
+    s.add_argument("--zoom", action="store_true", help="the y axis to the data, not from zero")
     s.add_argument("-o", "--output", required=True, type=figure_file)
     b = sub.add_parser("bars", help="a metric per policy", allow_abbrev=False)
     b.add_argument("csv", nargs="+")
     b.add_argument("-y", required=True)
+    b.add_argument("--sort", choices=["asc", "desc"], help="bars in order of their value")
+    b.add_argument("--log", action="store_true", help="a logarithmic value axis (an outlier flattens the rest)")
     b.add_argument("-o", "--output", required=True, type=figure_file)
     t = sub.add_parser("timeseries", help="memory over time", allow_abbrev=False)
     t.add_argument("csv", nargs="+")
     t.add_argument("-y", default="reserved_bytes,live_bytes")
     t.add_argument("--policy", default="", help="only these policies (comma-separated)")
+    t.add_argument("--zoom", action="store_true", help="the y axis to the data, not from zero")
     t.add_argument("-o", "--output", required=True, type=figure_file)
     args = parser.parse_args(argv)
     try:
