@@ -42,7 +42,27 @@ py::array_t<std::uint64_t, py::array::c_style> unsigned_column(py::handle values
   return py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(given);
 }
 
-trace_ptr from_arrays(py::handle kind, py::handle id, py::handle size, py::handle alignment, py::handle stream, int device,
+// `device`: a number, or an array of one per event that must name one device throughout (a
+// trace is one device's allocator).
+int device_of(py::handle device, std::size_t n)
+{
+  if (py::isinstance<py::int_>(device)) {
+    long long const d = device.cast<long long>();
+    if (d < 0 || d > std::numeric_limits<int>::max()) throw std::invalid_argument("device: expected at least 0, got " + std::to_string(d));
+    return static_cast<int>(d);
+  }
+  auto const each = unsigned_column(device, "device", n);
+  std::uint64_t const* v = each.data();
+  for (std::size_t i = 1; i < n; ++i)
+    if (v[i] != v[0])
+      throw std::invalid_argument("device[" + std::to_string(i) + "]: " + std::to_string(v[i]) + " where device[0] is " +
+                                  std::to_string(v[0]) + ": a trace is one device's allocator; make a Trace of each device's events");
+  if (n > 0 && v[0] > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw std::invalid_argument("device: expected a device number, got " + std::to_string(v[0]));
+  return n == 0 ? 0 : static_cast<int>(v[0]);
+}
+
+trace_ptr from_arrays(py::handle kind, py::handle id, py::handle size, py::handle alignment, py::handle stream, py::handle device_given,
                       std::string const& name)
 {
   py::array const kinds_given = py::array::ensure(kind);
@@ -55,7 +75,7 @@ trace_ptr from_arrays(py::handle kind, py::handle id, py::handle size, py::handl
   std::optional<py::array_t<std::uint64_t, py::array::c_style>> alignments, streams;
   if (!alignment.is_none()) alignments = unsigned_column(alignment, "alignment", n);
   if (!stream.is_none()) streams = unsigned_column(stream, "stream", n);
-  if (device < 0) throw std::invalid_argument("device: expected at least 0, got " + std::to_string(device));
+  int const device = device_of(device_given, n);
 
   auto t = std::make_shared<trace::trace>();
   t->name = name;
@@ -199,7 +219,8 @@ void bind_traces(py::module_& m)
                   "A trace from equal-length integer arrays, one event each: kind (fraglab.ALLOC, FREE or RELEASE), "
                   "id (any 64-bit integer; a free names its allocation's id), size (bytes, at least 1 for an "
                   "allocation; ignored otherwise), and optionally alignment (powers of two, default 1) and stream "
-                  "(default 0). device: the device the trace is of (one allocator a trace). name: how rows name it.")
+                  "(default 0). device: the device the trace is of, a number or an array naming one device throughout (a trace is "
+                  "one allocator's). name: how rows name it.")
       .def("to_arrays", &to_arrays, "Every event as numpy arrays: kind, id (dense: the n-th distinct id), size, alignment, stream.")
       .def(
           "write",

@@ -48,6 +48,8 @@ def test_from_arrays_hand_made():
     row = fraglab.info(t).iloc[0]
     assert (row["peak_live_bytes"], row["never_freed"], row["aligned_above_16"], row["streams"]) == (300, 2, 1, 2)
     assert fraglab.ALLOC == 0 and fraglab.FREE == 1 and fraglab.RELEASE == 2
+    per_event = fraglab.Trace.from_arrays(np.array([0, 1]), np.array([5, 5]), np.array([8, 0]), device=np.array([2, 2]))
+    assert per_event.device == 2
 
 
 @pytest.mark.parametrize("args, error, message", [
@@ -58,10 +60,11 @@ def test_from_arrays_hand_made():
     (([0, 0], [1, 2], [8]), ValueError, r"size: expected 2 values \(as many as kind\), got 1"),
     (([0, 0], [1, 2], [8.0, 8.0]), TypeError, r"size: expected an array of integers, got dtype float64"),
     (([[0, 0]], [[1, 2]], [[8, 8]]), ValueError, r"expected a one-dimensional array"),
+    (([0, 0], [1, 2], [8, 8], None, None, [0, 1]), ValueError, r"device\[1\]: 1 where device\[0\] is 0: a trace is one device's"),
 ])
 def test_from_arrays_refuses(args, error, message):
     with pytest.raises(error, match=message):
-        fraglab.Trace.from_arrays(*[np.array(a) for a in args])
+        fraglab.Trace.from_arrays(*[None if a is None else np.array(a) for a in args])
 
 
 def test_read_errors_name_the_file_and_line(tmp_path):
