@@ -88,3 +88,13 @@ def test_ctrl_c_stops_a_replay(tmp_path):
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["interrupted", "1", "interrupted", "2", "100000"], done.stdout + done.stderr
+
+
+def test_the_overhead_benchmark_runs():
+    from conftest import FRAGLAB
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "python_overhead.py"
+    done = subprocess.run([sys.executable, str(script), "--events", "20000", "--rounds", "1", "--fraglab", FRAGLAB],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Trace.from_arrays, 20000 events:" in done.stdout and "ratio" in done.stdout
