@@ -25,6 +25,7 @@ int sweep(std::vector<std::string> const& args);
 int capacity(std::vector<std::string> const& args);
 int plan(std::vector<std::string> const& args);
 int tune(std::vector<std::string> const& args);
+int export_trace(std::vector<std::string> const& args);
 int merge(std::vector<std::string> const& args);
 int trace_program(std::vector<std::string> const& args);
 int completion(std::vector<std::string> const& args);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# fraglab export --to pytorch-snapshot: Python's pickle reads it with PyTorch's keys; a replay
+# of the export makes the policy's decisions again (the same peak); an export of a real
+# snapshot under pytorch_caching verifies address for address; bad requests write nothing.
+set -u
+fraglab=${1:?usage: test_export.sh PATH_TO_FRAGLAB}
+shared=$(dirname "$0")/../../../shared/traces
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/expect.sh"
+column() { python3 -c 'import csv,sys; print(next(csv.DictReader(sys.stdin))[sys.argv[1]])' "$1"; }
+
+"$fraglab" gen phases --seed 3 --phases 6 --objects 800 -o "$work/p.trace" 2>/dev/null
+allocs=$("$fraglab" info "$work/p.trace" --format csv | column allocs)
+for policy in tf_bfc best_fit tlsf; do
+  "$fraglab" export "$work/p.trace" -p $policy --backend simulated --to pytorch-snapshot -o "$work/$policy.pickle" 2>/dev/null; rc=$?
+  shape=$(python3 - "$work/$policy.pickle" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+events = s["device_traces"][0]
+keys = all({"action", "addr", "size", "stream", "frames"} <= e.keys() for e in events)
+blocks = all({"address", "size", "requested_size", "state"} <= b.keys() for seg in s["segments"] for b in seg["blocks"])
+segs = all({"address", "total_size", "stream", "segment_type", "blocks"} <= seg.keys() for seg in s["segments"])
+allocs = sum(e["action"] == "alloc" for e in events)
+frees = sum(e["action"] == "free_completed" for e in events) == sum(e["action"] == "free_requested" for e in events)
+print(keys and blocks and segs and frees, allocs, sum(e["action"] == "segment_alloc" for e in events))
+PY
+)
+  expect "$policy: exported ($rc), Python's pickle reads PyTorch's keys, every allocation in it ($shape)" \
+    '[[ $rc -eq 0 && $shape == "True $allocs "* && ${shape##* } -ge 1 ]]'
+  original=$("$fraglab" replay "$work/p.trace" -p $policy --backend simulated --repeat 0 --format csv | column peak_reserved_bytes)
+  again=$("$fraglab" replay "$work/$policy.pickle" -p $policy --backend simulated --repeat 0 --format csv 2>/dev/null | column peak_reserved_bytes)
+  expect "$policy: the export replays to the same peak reserved ($original, $again)" '[[ -n $original && $original == "$again" ]]'
+done
+# Under a capacity, what the policy could not serve is an oom with the memory it had free.
+"$fraglab" export "$work/p.trace" -p best_fit --backend simulated --capacity 4MiB --to pytorch-snapshot -o "$work/oom.pickle" 2>/dev/null
+unserved=$("$fraglab" replay "$work/p.trace" -p best_fit --backend simulated --capacity 4MiB --repeat 0 --format csv | column failed_allocs)
+ooms=$(python3 -c 'import pickle,sys; t=pickle.load(open(sys.argv[1],"rb"))["device_traces"][0]; print(sum(e["action"]=="oom" and "device_free" in e for e in t))' "$work/oom.pickle")
+expect "failed allocations are oom events ($unserved, $ooms)" '[[ $unserved -gt 0 && $unserved == "$ooms" ]]'
+
+# Bad requests write nothing.
+for bad in "--to tape -o $work/x.pickle" "--to pytorch-snapshot" "--to pytorch-snapshot -o -" "--to pytorch-snapshot -o $work/p.trace"; do
+  # shellcheck disable=SC2086
+  err=$("$fraglab" export "$work/p.trace" -p tlsf $bad 2>&1); rc=$?
+  expect "export $bad is refused ($err)" '[[ $rc -eq 2 && ! -e $work/x.pickle && $(head -c 1 "$work/p.trace") != $(printf "\x80") ]]'
+done
+err=$("$fraglab" export "$work/missing.trace" -p tlsf --to pytorch-snapshot -o "$work/m.pickle" 2>&1); rc=$?
+expect "a missing trace is refused with nothing written" '[[ $rc -eq 2 && $err == *missing.trace* && ! -e $work/m.pickle ]]'
+
+# Real snapshots: exported under pytorch_caching, every recorded address is PyTorch's again.
+if [[ -d $shared ]]; then
+  for snap in "$shared"/pytorch/*.pickle "$shared"/pytorch-cases/sqattn-empty-cache.pickle; do
+    name=$(basename "$snap")
+    "$fraglab" export "$snap" -p pytorch_caching --to pytorch-snapshot -o "$work/e_$name" 2>/dev/null
+    ours=$("$fraglab" verify "$work/e_$name" --format csv 2>/dev/null | column addresses_matched)
+    total=$("$fraglab" verify "$work/e_$name" --format csv 2>/dev/null | column addresses_total)
+    theirs=$("$fraglab" verify "$snap" --format csv 2>/dev/null | column addresses_total)
+    "$fraglab" verify "$work/e_$name" >/dev/null 2>&1; rc=$?
+    expect "$name: its pytorch_caching export verifies, every address ($ours/$total, $theirs recorded)" \
+      '[[ $rc -eq 0 && $ours == "$total" && $total == "$theirs" && $total -gt 0 ]]'
+  done
+else
+  echo "SKIP: $shared not found; exporting the shared snapshots needs ../shared/traces"
+fi
+report test_export
