@@ -24,6 +24,7 @@ commands:
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   export TRACE -p P --to pytorch-snapshot    a policy's replay as a PyTorch memory snapshot, for PyTorch's viewers
+  report TRACE... -p P[,P...] -o R.html      the comparison with its figures and provenance, in one file (or R.md)
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
   verify SNAPSHOT...                         replay PyTorch snapshots and compare every decision
@@ -36,7 +37,7 @@ commands:
 
 namespace {
 
-constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "info",
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "report", "info",
                                          "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
 
 }  // namespace
@@ -55,6 +56,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "plan") return plan(args);
   if (command == "tune") return tune(args);
   if (command == "export") return export_trace(args);
+  if (command == "report") return report(args);
   if (command == "merge") return merge(args);
   if (command == "trace") return trace_program(args);
   if (command == "completion") return completion(args);

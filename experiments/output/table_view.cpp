@@ -233,6 +233,12 @@ rows_table viewed(rows_table t, view_choice const& v, bool readable)
   return out;
 }
 
+std::string meaning_of(std::string_view column)
+{
+  column_description const* d = description_of(column);
+  return d != nullptr ? std::string(d->meaning) : std::string();
+}
+
 std::string legend(std::vector<std::string> const& columns)
 {
   std::size_t width = 0;

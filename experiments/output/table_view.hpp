@@ -38,6 +38,9 @@ rows_table viewed(rows_table t, view_choice const& v, bool readable);
 // `bytes` in the binary unit that fits: 512 B, 1.500 GiB, 142.76 MiB.
 std::string human_size(std::size_t bytes);
 
+// What `column` measures (docs/metrics.md), in a line; empty for a column without one.
+std::string meaning_of(std::string_view column);
+
 // One line per column of `columns`: its meaning (docs/metrics.md).
 std::string legend(std::vector<std::string> const& columns);
 
