@@ -295,9 +295,7 @@ int dump(std::vector<std::string> const& args)
       ("format", po::value<std::string>(), "csv, json, md or table: instead of a style, one row per chunk (address, size, "
                                            "requested, in_use, stream, region, pool)")  //
       ("output,o", po::value<std::string>(), "write to FILE instead of standard output (`-`: standard output); a file is replaced only when the run succeeds");
-  add_allocator_options(desc);
-  add_trace_selection_options(desc);
-  add_recorded_settings_option(desc);
+  add_one_trace_options(desc);
   auto const parsed = parse_command(args, desc, "trace", 1);
   if (!parsed) return 0;
   auto const& vm = *parsed;

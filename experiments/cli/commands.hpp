@@ -27,6 +27,7 @@ int plan(std::vector<std::string> const& args);
 int tune(std::vector<std::string> const& args);
 int export_trace(std::vector<std::string> const& args);
 int report(std::vector<std::string> const& args);
+int view(std::vector<std::string> const& args);
 int merge(std::vector<std::string> const& args);
 int trace_program(std::vector<std::string> const& args);
 int completion(std::vector<std::string> const& args);

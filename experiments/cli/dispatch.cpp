@@ -25,6 +25,7 @@ commands:
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   export TRACE -p P --to pytorch-snapshot    a policy's replay as a PyTorch memory snapshot, for PyTorch's viewers
   report TRACE... -p P[,P...] -o R.html      the comparison with its figures and provenance, in one file (or R.md)
+  view TRACE -p P[,Q...] -o V.html           an interactive memory map of each policy, side by side, in one file
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
   verify SNAPSHOT...                         replay PyTorch snapshots and compare every decision
@@ -37,7 +38,7 @@ commands:
 
 namespace {
 
-constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "report", "info",
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "report", "view", "info",
                                          "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
 
 }  // namespace
@@ -57,6 +58,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "tune") return tune(args);
   if (command == "export") return export_trace(args);
   if (command == "report") return report(args);
+  if (command == "view") return view(args);
   if (command == "merge") return merge(args);
   if (command == "trace") return trace_program(args);
   if (command == "completion") return completion(args);

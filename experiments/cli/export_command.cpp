@@ -26,9 +26,7 @@ int export_trace(std::vector<std::string> const& args)
       ("policy,p", po::value<std::string>(), "one policy name or compose: spec")                //
       ("to", po::value<std::string>(), "pytorch-snapshot (the only format so far)")            //
       ("output,o", po::value<std::string>(), "OUT.pickle: written only when the export succeeds");
-  add_allocator_options(desc);
-  add_trace_selection_options(desc);
-  add_recorded_settings_option(desc);
+  add_one_trace_options(desc);
   auto const parsed = parse_command(args, desc, "trace", 1);
   if (!parsed) return 0;
   auto const& vm = *parsed;

@@ -218,6 +218,13 @@ void add_allocator_options(po::options_description& desc)
       ("backend", po::value<std::string>(), "simulated, heap, host, cuda, cuda_async, cuda_vmm or cuda_pinned (default: heap for compositions, simulated for GPU presets)");
 }
 
+void add_one_trace_options(po::options_description& desc)
+{
+  add_allocator_options(desc);
+  add_trace_selection_options(desc);
+  add_recorded_settings_option(desc);
+}
+
 allocator_options read_allocator_options(po::variables_map const& vm)
 {
   allocator_options o;

@@ -81,6 +81,9 @@ unsigned jobs_option(po::variables_map const& vm);
 
 // The options that say which allocator runs: --set, --capacity, --backend.
 void add_allocator_options(po::options_description& desc);
+// Those of a command that looks at one trace under its policies (dump, export, view): the
+// allocator's, --device, --ignore-releases and --ignore-recorded-settings.
+void add_one_trace_options(po::options_description& desc);
 
 allocator_options read_allocator_options(po::variables_map const& vm);
 

@@ -3,6 +3,7 @@
 // the least capacity of every policy, with the command, commit, machine and date that made it.
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/provenance.hpp"
 #include "experiments/output/output_file.hpp"
 #include "experiments/output/results_format.hpp"
 #include "experiments/output/svg_chart.hpp"
@@ -10,16 +11,9 @@
 #include "experiments/run/min_capacity.hpp"
 #include "experiments/run/replay_cells.hpp"
 #include "experiments/run/trace_statistics.hpp"
-#include "version.hpp"
-
-#include <sys/utsname.h>
-
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <map>
 #include <stdexcept>
-#include <thread>
 
 namespace fraglab::cli {
 namespace {
@@ -33,23 +27,6 @@ struct trace_section {
   std::string trace;
   std::vector<figure> figures;
 };
-
-std::string machine()
-{
-  utsname u{};
-  std::string out = uname(&u) == 0 ? std::string(u.nodename) + " (" + u.sysname + " " + u.release + ", " + u.machine + ")" : "unknown";
-  return out + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
-}
-
-std::string utc_now()
-{
-  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
 
 std::string html_table(rows_table const& t)
 {
@@ -171,9 +148,7 @@ int report(std::vector<std::string> const& args)
     sections.push_back(std::move(s));
   }
 
-  std::string command = "fraglab report";
-  for (auto const& a : args) command += " " + a;
-  std::string const made_by = "`" + command + "`, fraglab commit " + FRAGLAB_COMMIT + ", on " + machine() + ", " + utc_now();
+  std::string const made = made_by("report", args);
   std::vector<std::pair<std::string, std::string>> files;  // path, content: the figures first, then the report
   std::string doc;
   if (html) {
@@ -182,7 +157,7 @@ int report(std::vector<std::string> const& args)
           "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
           "th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}figure{margin:1.5em 0}"
           "figcaption{font-size:12px;color:#555;max-width:760px}code{background:#f3f3f3}</style></head><body>\n"
-          "<h1>fraglab report</h1>\n<p>Made by " + svg::escaped(made_by) + ".</p>\n<h2>Inputs</h2>\n" + html_table(inputs) +
+          "<h1>fraglab report</h1>\n<p>Made by " + svg::escaped(made) + ".</p>\n<h2>Inputs</h2>\n" + html_table(inputs) +
           "<h2>Results</h2>\n" + html_table(shown) + "<dl>\n";
     for (auto const& c : shown_names) doc += "<dt>" + svg::escaped(c) + "</dt><dd>" + svg::escaped(meaning_of(c)) + "</dd>\n";
     doc += "</dl>\n";
@@ -193,7 +168,7 @@ int report(std::vector<std::string> const& args)
     doc += "</body></html>\n";
   } else {
     std::string const stem = out.substr(0, out.size() - 3);
-    doc = "# fraglab report\n\nMade by " + made_by + ".\n\n## Inputs\n\n" + format_rows(inputs.columns, inputs.rows, output_format::md) +
+    doc = "# fraglab report\n\nMade by " + made + ".\n\n## Inputs\n\n" + format_rows(inputs.columns, inputs.rows, output_format::md) +
           "\n## Results\n\n" + format_rows(shown.columns, shown.rows, output_format::md) + "\n";
     for (auto const& c : shown_names) doc += "- `" + c + "`: " + meaning_of(c) + "\n";
     int n = 0;

@@ -52,6 +52,11 @@ std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t event
   return run(a, t, events, [](std::uint64_t) {});
 }
 
+void drive_each(any_allocator& a, trace::trace const& t, std::function<void(std::uint64_t)> const& after_each)
+{
+  (void)run(a, t, all_events, after_each);
+}
+
 std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t)
 {
   auto a = c.make();

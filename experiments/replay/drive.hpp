@@ -7,6 +7,7 @@
 #include "experiments/trace/trace.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 namespace fraglab {
@@ -16,6 +17,10 @@ inline constexpr std::uint64_t all_events = std::numeric_limits<std::uint64_t>::
 // Applies the first `events` events of `t` to `a` (a fresh allocator). Returns how many ran.
 // A start state the allocator restores counts as the events that allocate it.
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events = all_events);
+
+// The same over every event, calling `after_each(n)` once n events have been applied (each
+// restored one too): for tools that look at the allocator at chosen points.
+void drive_each(any_allocator& a, trace::trace const& t, std::function<void(std::uint64_t)> const& after_each);
 
 // The number of events after which reserved bytes first reach their peak under `c`.
 std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t);

@@ -1,0 +1,147 @@
+#include "experiments/cli/view_page.hpp"
+
+#include "experiments/output/svg_chart.hpp"
+
+namespace fraglab::cli {
+namespace {
+
+constexpr char const* style = R"CSS(
+body{font-family:sans-serif;margin:1em 2em;color:#222}
+h1{font-size:20px}h2{font-size:15px;margin:0 0 4px}
+#controls{position:sticky;top:0;background:#fff;padding:6px 0;border-bottom:1px solid #ddd;z-index:1}
+#slider{width:60%}
+#panels{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:18px;margin-top:12px}
+.panel{border:1px solid #ddd;padding:8px}
+canvas{width:100%;display:block;margin:4px 0}
+.state{font-size:12px;font-family:monospace;white-space:pre-wrap}
+table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+.legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}
+.note{font-size:12px;color:#555}
+)CSS";
+
+constexpr char const* script = R"JS(
+"use strict";
+const D = JSON.parse(document.getElementById("data").textContent);
+const colors = {live: "#000000", allocated: "#ff7f0e", reserved: "#1f77b4", used: [31, 119, 180], free: [230, 230, 230]};
+function size(b) {
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0, v = b;
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return (i === 0 || v >= 10 ? v.toFixed(i === 0 ? 0 : 2) : v.toFixed(3)) + " " + u[i];
+}
+function canvas(parent, cls, height) {
+  const c = document.createElement("canvas");
+  c.className = cls;
+  c.width = 800;
+  c.height = height;
+  parent.appendChild(c);
+  return c;
+}
+const panels = D.policies.map((p, index) => {
+  const div = document.createElement("div");
+  div.className = "panel";
+  div.id = "panel-" + index;
+  div.dataset.policy = p.name;
+  const h = document.createElement("h2");
+  h.textContent = p.name + " (" + p.backend + ")";
+  div.appendChild(h);
+  const legend = document.createElement("div");
+  legend.className = "legend note";
+  legend.innerHTML = '<span style="background:#000"></span>live<span style="background:#ff7f0e"></span>allocated' +
+                     '<span style="background:#1f77b4"></span>reserved, over events';
+  div.appendChild(legend);
+  const series = canvas(div, "series", 170);
+  const mapNote = document.createElement("div");
+  mapNote.className = "note";
+  mapNote.textContent = "address space (regions packed, empty space between them left out) over time: blue in use, grey free";
+  div.appendChild(mapNote);
+  const map = canvas(div, "map", 260);
+  const state = document.createElement("div");
+  state.className = "state";
+  div.appendChild(state);
+  const peak = document.createElement("table");
+  peak.className = "peak";
+  div.appendChild(peak);
+  document.getElementById("panels").appendChild(div);
+  return {p, series, map, state, peak};
+});
+const lastEvent = Math.max(1, D.events);
+function drawSeries(v, point) {
+  const c = v.series, g = c.getContext("2d"), W = c.width, H = c.height, pad = 4;
+  g.clearRect(0, 0, W, H);
+  const top = Math.max(1, ...v.p.series.map(s => s[3]));
+  const x = e => pad + (W - 2 * pad) * e / lastEvent, y = b => H - pad - (H - 2 * pad) * b / top;
+  [[1, colors.live], [2, colors.allocated], [3, colors.reserved]].forEach(([k, color]) => {
+    g.strokeStyle = color;
+    g.beginPath();
+    v.p.series.forEach((s, i) => (i ? g.lineTo(x(s[0]), y(s[k])) : g.moveTo(x(s[0]), y(s[k]))));
+    g.stroke();
+  });
+  g.strokeStyle = "#d62728";
+  g.beginPath();
+  g.moveTo(x(D.points[point]), 0);
+  g.lineTo(x(D.points[point]), H);
+  g.stroke();
+  g.fillStyle = "#555";
+  g.font = "22px sans-serif";  // the canvas is drawn at twice the size it is shown
+  g.fillText("peak reserved " + size(top), pad + 6, 24);
+}
+function drawMap(v, point) {
+  const c = v.map, g = c.getContext("2d"), W = c.width, H = c.height;
+  g.clearRect(0, 0, W, H);
+  const n = v.p.states.length, w = W / Math.max(1, n), space = Math.max(1, v.p.space);
+  v.p.states.forEach((s, i) => {
+    s.segments.forEach(([off, bytes, used]) => {
+      const f = used / 100, mix = k => Math.round(colors.free[k] + (colors.used[k] - colors.free[k]) * f);
+      g.fillStyle = "rgb(" + mix(0) + "," + mix(1) + "," + mix(2) + ")";
+      const y0 = H * off / space, h = Math.max(1, H * bytes / space);
+      g.fillRect(i * w, y0, Math.max(1, w - 1), h);
+    });
+  });
+  g.strokeStyle = "#d62728";
+  g.strokeRect(point * w, 0, Math.max(1, w - 1), H);
+}
+function showState(v, point) {
+  const s = v.p.states[point];
+  v.state.dataset.event = s.event;
+  v.state.dataset.chunks = s.chunks;
+  v.state.dataset.largestFree = s.largest_free;
+  let text = "event " + s.event + " of " + D.events + (s.event === v.p.peak_event ? " (its peak of reserved bytes)" : "") + "\n" +
+             s.chunks + " chunks, " + s.free_chunks + " free; largest free " + size(s.largest_free) + "; free " +
+             size(s.free_bytes) + " of " + size(s.reserved) + " reserved\n" + s.region_count + " regions, the largest: ";
+  text += s.regions.slice(0, 6).map(([bytes, free]) => size(bytes) + " (" + size(free) + " free)").join(", ") +
+          (s.region_count > 6 ? ", ..." : "");
+  v.state.textContent = text;
+}
+function showPeak(v) {
+  const rows = v.p.peak_free.map(([addr, bytes, before, after]) => {
+    const side = b => (b === null ? "region's end" : (b[2] ? "live " + size(b[0]) + " (asked " + size(b[1]) + ")" : "free " + size(b[0])));
+    return "<tr><td>" + addr.toString(16) + "</td><td>" + size(bytes) + "</td><td>" + side(before) + "</td><td>" + side(after) + "</td></tr>";
+  });
+  v.peak.innerHTML = "<caption class=note>at its peak (event " + v.p.peak_event + "): the largest free chunks and the blocks that " +
+                     "hold them in place</caption><tr><th>address</th><th>free</th><th>before it</th><th>after it</th></tr>" + rows.join("");
+}
+const slider = document.getElementById("slider");
+slider.max = D.points.length - 1;
+function draw() {
+  const point = Number(slider.value);
+  document.getElementById("at").textContent = "event " + D.points[point] + " of " + D.events;
+  panels.forEach(v => { drawSeries(v, point); drawMap(v, point); showState(v, point); });
+}
+panels.forEach(showPeak);
+slider.addEventListener("input", draw);
+draw();
+)JS";
+
+}  // namespace
+
+std::string view_page(std::string const& data, std::string const& made_by)
+{
+  return std::string("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fraglab view</title><style>") + style +
+         "</style></head><body>\n<h1>fraglab view</h1>\n<p class=\"note\">" + svg::escaped(made_by) +
+         "</p>\n<div id=\"controls\"><input id=\"slider\" type=\"range\" min=\"0\" max=\"0\" value=\"0\"> <span id=\"at\"></span></div>\n"
+         "<div id=\"panels\"></div>\n<script id=\"data\" type=\"application/json\">" + data + "</script>\n<script>" + script +
+         "</script>\n</body></html>\n";
+}
+
+}  // namespace fraglab::cli

@@ -1,0 +1,27 @@
+// What `fraglab view` draws, as JSON: for each policy over one trace, its live, allocated and
+// reserved bytes over time (the replay's samples), and its allocator's state at events spread
+// evenly over the trace and at each policy's peak of reserved bytes: every chunk (or, past
+// `max_segments`, address buckets with the share of them in use), the chunk count, the free
+// chunks, the largest free chunk and each region's free bytes, as `fraglab dump --at N`
+// reports them. At a policy's peak, its largest free chunks with the blocks on either side,
+// which hold them in place.
+#pragma once
+
+#include "experiments/registry/composition.hpp"
+#include "experiments/trace/trace.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace fraglab {
+
+struct view_options {
+  std::size_t states = 60;          // events spread evenly, besides each policy's peak
+  std::size_t max_segments = 2000;  // chunks drawn per state before they are bucketed
+  std::size_t peak_free_chunks = 15;
+};
+
+std::string view_data_json(trace::trace const& t, std::vector<composition const*> const& policies, view_options const& o = {});
+
+}  // namespace fraglab

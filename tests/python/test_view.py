@@ -1,0 +1,108 @@
+"""fraglab view in a real browser: headless Chromium, the network cut off, opens the page with
+no console error, a panel a policy, and at any event the slider points at the state that
+`fraglab dump --at N` reports (its chunk count and largest free chunk); a screenshot is not
+blank. Skipped, saying why, where Chromium or Selenium is missing (.ci/install-deps tests
+installs chromium, chromium-driver and python3-selenium)."""
+import csv
+import io
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import cli
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
+if not shutil.which("chromedriver") or not (shutil.which("chromium") or shutil.which("chromium-browser")):
+    pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
+
+POLICIES = ["best_fit", "tlsf", "tf_bfc"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--proxy-server=127.0.0.1:9", "--window-size=1400,1800"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    from selenium.webdriver.chrome.service import Service
+    driver = webdriver.Chrome(service=Service(executable_path=shutil.which("chromedriver")), options=options)
+    driver.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def page(generated, tmp_path_factory):
+    out = tmp_path_factory.mktemp("view") / "view.html"
+    cli("view", generated[0], "-p", ",".join(POLICIES), "--backend", "simulated", "-o", out)
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', out.read_text(), re.S).group(1))
+    return out, data
+
+
+def dump_at(trace, policy, event):
+    rows = list(csv.DictReader(io.StringIO(cli("dump", trace, "-p", policy, "--backend", "simulated", "--at", event,
+                                               "--format", "csv").stdout)))
+    return len(rows), max([int(r["size"]) for r in rows if r["in_use"] == "0"] or [0])
+
+
+def test_the_page_opens_offline_with_no_error_and_a_panel_a_policy(browser, page):
+    path, _ = page
+    browser.get(path.as_uri())
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    panels = browser.find_elements("css selector", ".panel")
+    assert [p.get_attribute("data-policy") for p in panels] == POLICIES
+    assert "fetch" not in path.read_text() and "<script src" not in path.read_text()
+
+
+def test_scrubbing_shows_the_state_dump_reports(browser, page, generated):
+    path, data = page
+    browser.get(path.as_uri())
+    peak = data["points"].index(data["policies"][0]["peak_event"])
+    for index in (0, len(data["points"]) // 3, peak, len(data["points"]) - 1):
+        browser.execute_script("const s = document.getElementById('slider'); s.value = arguments[0];"
+                               "s.dispatchEvent(new Event('input'));", index)
+        for panel, policy in zip(browser.find_elements("css selector", ".panel"), POLICIES):
+            state = panel.find_element("css selector", ".state")
+            event = int(state.get_attribute("data-event"))
+            assert event == data["points"][index]
+            shown = (int(state.get_attribute("data-chunks")), int(state.get_attribute("data-largest-free")))
+            assert shown == dump_at(generated[0], policy, event), (policy, event)
+            assert f"event {event} of {data['events']}" in state.text
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_a_screenshot_is_not_blank(browser, page):
+    from matplotlib import image
+    path, _ = page
+    browser.get(path.as_uri())
+    pixels = image.imread(io.BytesIO(browser.get_screenshot_as_png()), format="png")
+    assert pixels.std() > 0.05
+    # The maps are drawn: a canvas that stayed empty reads back as one colour.
+    drawn = browser.execute_script("return [...document.querySelectorAll('canvas.map')].map(c => {"
+                                   "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+                                   "let n = 0; for (let i = 3; i < d.length; i += 4) n += d[i] > 0; return n; });")
+    assert len(drawn) == len(POLICIES) and all(n > 1000 for n in drawn)
+
+
+def test_a_large_trace_stays_small(tmp_path):
+    cli("gen", "random", "--seed", "5", "--allocations", "200000", "-o", tmp_path / "big.fbin")
+    cli("view", tmp_path / "big.fbin", "-p", ",".join(POLICIES), "--backend", "simulated", "-o", tmp_path / "big.html")
+    assert (tmp_path / "big.html").stat().st_size < 20 << 20
+
+
+def test_the_readmes_screenshots_are_taken_by_the_browser(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    from conftest import FRAGLAB
+    from matplotlib import image
+    script = Path(__file__).resolve().parents[2] / "experiments" / "screenshots.py"
+    done = subprocess.run([sys.executable, str(script), "--fraglab", FRAGLAB, "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for name in ("view.png", "report.png"):
+        assert image.imread(str(tmp_path / name)).std() > 0.05, name
