@@ -75,8 +75,8 @@ int report(std::vector<std::string> const& args)
   std::vector<std::string> const specs = policy_specs(vm);
   (void)make_compositions(specs, chosen);
   std::vector<trace::trace> const traces = read_traces(vm);
-  std::vector<std::string> paths = vm["trace"].as<std::vector<std::string>>();
-  for (auto const& p : paths) check_output_file(out, {p});
+  auto const& paths = vm["trace"].as<std::vector<std::string>>();
+  check_output_file(out, paths);
   bool const recorded = recorded_settings_applied(vm);
   note_recorded_settings(traces, specs, recorded);
   run_inputs const in{addresses_of(traces), specs, chosen, recorded, jobs, std::nullopt};
@@ -176,7 +176,7 @@ int report(std::vector<std::string> const& args)
       doc += "\n## " + s.trace + "\n";
       for (auto const& f : s.figures) {
         std::string const path = stem + "-" + std::to_string(++n) + ".svg";
-        for (auto const& p : paths) check_output_file(path, {p});
+        check_output_file(path, paths);
         files.emplace_back(path, f.svg);
         doc += "\n![" + f.caption + "](" + trace::file_base_name(path) + ")\n\n" + f.caption + "\n";
       }

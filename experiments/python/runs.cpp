@@ -212,7 +212,6 @@ void bind_runs(py::module_& m)
         std::vector<std::shared_ptr<trace::trace const>> owners;
         run_inputs const in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, py::none(), params),
                             !ignore_recorded_settings, std::max(1u, jobs), std::nullopt};
-        check_min_capacity_inputs(in);
         return data_frame(without_lock([&](std::atomic<bool> const* stop) { return min_capacities(in, stop); }));
       },
       py::arg("traces"), py::arg("policies"), py::kw_only(), py::arg("backend") = py::none(), py::arg("params") = py::none(),

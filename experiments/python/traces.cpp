@@ -164,6 +164,19 @@ py::dict to_arrays(trace::trace const& t)
 
 std::string path_text(py::handle path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
 
+namespace {
+
+// Every trace of a file (a snapshot's devices, or `device`'s), read with the lock released.
+std::vector<trace_ptr> read_file(std::string const& path, std::optional<int> device)
+{
+  py::gil_scoped_release unlocked;
+  std::vector<trace_ptr> out;
+  for (trace::trace& t : trace::read_traces(path, device)) out.push_back(std::make_shared<trace::trace>(std::move(t)));
+  return out;
+}
+
+}  // namespace
+
 bool is_path(py::handle arg) { return py::isinstance<py::str>(arg) || py::hasattr(arg, "__fspath__"); }
 
 py::dict columns_of(std::initializer_list<std::pair<char const*, py::object>> columns)
@@ -180,14 +193,7 @@ std::vector<trace::trace const*> traces_argument(py::handle arg, std::vector<std
     if (py::isinstance<trace::trace>(one)) {
       owners.push_back(one.cast<trace_ptr>());
     } else if (is_path(one)) {
-      std::string const path = path_text(one);
-      std::vector<trace::trace> read;
-      {
-        py::gil_scoped_release unlocked;
-        read = trace::read_traces(path);
-      }
-      for (trace::trace& t : read) owners.push_back(std::make_shared<trace::trace>(std::move(t)));
-      if (read.empty()) return;
+      for (trace_ptr& t : read_file(path_text(one), std::nullopt)) owners.push_back(std::move(t));
     } else {
       throw py::type_error("expected a fraglab.Trace or a path, got " + std::string(py::str(py::type::of(one).attr("__name__"))));
     }
@@ -250,14 +256,7 @@ void bind_traces(py::module_& m)
 
   m.def(
       "read_traces",
-      [](py::handle path, std::optional<int> device) {
-        std::string const p = path_text(path);
-        py::gil_scoped_release unlocked;
-        std::vector<trace::trace> read = trace::read_traces(p, device);
-        std::vector<trace_ptr> out;
-        for (trace::trace& t : read) out.push_back(std::make_shared<trace::trace>(std::move(t)));
-        return out;
-      },
+      [](py::handle path, std::optional<int> device) { return read_file(path_text(path), device); },
       py::arg("path"), py::arg("device") = py::none(),
       "Every trace in a file of any format the command line reads: one for most, one a device for a PyTorch snapshot "
       "(device=N: that device's only). Raises fraglab.InputError naming the file and place of what is wrong.");
@@ -265,15 +264,11 @@ void bind_traces(py::module_& m)
       "read_trace",
       [](py::handle path, std::optional<int> device) {
         std::string const p = path_text(path);
-        std::vector<trace::trace> read;
-        {
-          py::gil_scoped_release unlocked;
-          read = trace::read_traces(p, device);
-        }
+        std::vector<trace_ptr> read = read_file(p, device);
         if (read.size() != 1)
           throw std::invalid_argument(p + ": holds " + std::to_string(read.size()) +
                                       " traces (a snapshot's devices): give device=N, or use fraglab.read_traces");
-        return std::make_shared<trace::trace>(std::move(read.front()));
+        return read.front();
       },
       py::arg("path"), py::arg("device") = py::none(),
       "The trace in a file of any format the command line reads (device=N: one device of a PyTorch snapshot). "

@@ -80,26 +80,20 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
       return;
     before = now;
     std::map<std::uint64_t, region_view> const after = regions_of(*a);
-    for (auto const& [serial, r] : regions) {
-      auto const still = after.find(serial);
-      if (still == after.end()) {
-        event("segment_free", r.base, r.size, r.stream);
-        w.end_dict();
-      } else if (still->second.size < r.size) {
-        event("segment_unmap", r.base + still->second.size, r.size - still->second.size, r.stream);
-        w.end_dict();
-      }
-    }
-    for (auto const& [serial, r] : after) {
-      auto const was = regions.find(serial);
-      if (was == regions.end()) {
-        event("segment_alloc", r.base, r.size, r.stream);
-        w.end_dict();
-      } else if (was->second.size < r.size) {
-        event("segment_map", r.base + was->second.size, r.size - was->second.size, r.stream);
+    // A region of `from` missing from `to` is a whole segment (`whole`), one that `to` holds
+    // smaller is pages at its end (`end`): releases and unmaps from before to after,
+    // acquisitions and maps from after to before.
+    auto const differences = [&](auto const& from, auto const& to, char const* whole, char const* end) {
+      for (auto const& [serial, r] : from) {
+        auto const other = to.find(serial);
+        if (other == to.end()) event(whole, r.base, r.size, r.stream);
+        else if (other->second.size < r.size) event(end, r.base + other->second.size, r.size - other->second.size, r.stream);
+        else continue;
         w.end_dict();
       }
-    }
+    };
+    differences(regions, after, "segment_free", "segment_unmap");
+    differences(after, regions, "segment_alloc", "segment_map");
     regions = after;
   };
 
