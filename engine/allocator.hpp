@@ -123,6 +123,58 @@ class allocator {
 
   FRAGLAB_HOT allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
   {
+    return allocate_from<true>(size, alignment, stream);
+  }
+
+  // allocate() from the free chunks alone: a miss grows nothing, reclaims nothing and counts
+  // as no failure (status no_growth). For a layer that tries its own sources between the
+  // pool's search and its growth, as GMLake stitches between PyTorch's search and a new
+  // segment (policies/presets/gmlake.hpp).
+  allocation allocate_cached(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
+  {
+    return allocate_from<false>(size, alignment, stream);
+  }
+
+  // Marks [address, address + size) live where it lies inside one free chunk, cutting off
+  // the free rest either side: for a layer that maps the same memory at a second address
+  // and must keep the pages it uses there from being handed out again (GMLake's stitched
+  // blocks). Counted as live and allocated bytes, not as an allocation; deallocate(address)
+  // frees it. Returns false, changing nothing, where the range is not inside one free chunk
+  // or is not a whole number of granules. Immediate coalescing only (buddies split by halves).
+  bool claim(std::uintptr_t address, std::size_t size, stream_id stream = 0)
+  {
+    std::size_t const g = cfg_.size.granule();
+    if (size == 0 || size % g != 0 || address % g != 0 || buddy()) return false;
+    chunk* c = chunk_at(address);
+    if (c == nullptr || c->in_use() || size > c->end() - address) return false;
+    auto& ix = pools_[c->region()->pool]->index;
+    ix.erase(*c);
+    if (address > c->address) {
+      chunk* const body = split_at(c, address - c->address);
+      ix.insert(*c);
+      c = body;
+    }
+    if (c->size > size) ix.insert(*split_at(c, size));
+    enter_live(c, size, stream);
+    stats_.live_bytes += size;
+    stats_.allocated_bytes += size;
+    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    return true;
+  }
+
+  // The number of the pool `key` names, if a request has made it.
+  [[nodiscard]] std::optional<std::uint32_t> find_pool(pool_key_type const& key) const noexcept
+  {
+    for (std::uint32_t i = 0; i < pools_.size(); ++i)
+      if (pools_[i]->key == key && i != dedicated_pool_) return i;
+    return std::nullopt;
+  }
+
+ private:
+  template <bool Grow>
+  [[gnu::always_inline]] inline allocation allocate_from(std::size_t size, std::size_t alignment, stream_id stream)
+  {
     // Misuse first: a bad alignment is reported even for a zero-byte request.
     if (!detail::is_pow2(alignment)) return misuse(alloc_status::bad_alignment);
     if (size == 0) return {};
@@ -152,6 +204,7 @@ class allocator {
     std::uint32_t pool = pool_for(key);
     chunk* c = fit_type::select(pools_[pool]->index, need);
     if (c == nullptr) [[unlikely]] {
+      if constexpr (!Grow) return {0, 0, alloc_status::no_growth};
       miss_outcome const m = allocate_on_miss(pool, need);
       if (m.c == nullptr) {
         ++stats_.failed_allocations;
@@ -163,6 +216,7 @@ class allocator {
     return hand_out(c, *pools_[pool], size, chunk_size, alignment, stream);
   }
 
+ public:
   FRAGLAB_HOT free_status deallocate(std::uintptr_t address)
   {
     if (address == 0) return free_status::ok;
@@ -1096,15 +1150,22 @@ class allocator {
     return chunks_.create(address, size, r, nullptr, nullptr);
   }
 
-  FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept
+  // The chunk whose range holds `address`, or null.
+  chunk* chunk_at(std::uintptr_t address) const noexcept
   {
     for (region const* r : regions_) {
       if (!r->contains(address)) continue;
-      for (chunk const* c = r->first; c != nullptr; c = c->next)
-        if (address >= c->address && address < c->end())
-          return c->in_use() ? free_status::interior_pointer : free_status::double_free;
+      for (chunk* c = r->first; c != nullptr; c = c->next)
+        if (address >= c->address && address < c->end()) return c;
     }
-    return free_status::unknown_pointer;
+    return nullptr;
+  }
+
+  FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept
+  {
+    chunk const* const c = chunk_at(address);
+    if (c == nullptr) return free_status::unknown_pointer;
+    return c->in_use() ? free_status::interior_pointer : free_status::double_free;
   }
 
   std::vector<region const*> regions_by_address() const

@@ -20,24 +20,27 @@ GENERATED = [
 ]
 
 
-def workloads(fraglab, work, quick=False):
-    """{name: trace path} and {name: what made it}: generated traces (made once, then reused)
-    followed by the PyTorch snapshots."""
+def workloads(fraglab, work, quick=False, generated=GENERATED, snapshot_folders=("pytorch",)):
+    """{name: trace path} and {name: what made it}: the `generated` traces (made once, then
+    reused) followed by the PyTorch snapshots of ../shared/traces/FOLDER (not when quick)."""
     os.makedirs(work, exist_ok=True)
     traces, inputs = {}, {}
-    for name, full, small in GENERATED:
+    for name, full, small in generated:
         gen_args = small if quick else full
         path = os.path.join(work, f"{name}.fbin")
         if not os.path.exists(path):
             run([fraglab, "gen"] + gen_args + ["-o", path])
         traces[name] = path
         inputs[name] = "fraglab gen " + " ".join(gen_args)
-    snapshots = os.path.join(SHARED_TRACES, "pytorch")
-    if os.path.isdir(snapshots) and not quick:
+    for folder in snapshot_folders:
+        snapshots = os.path.join(SHARED_TRACES, folder)
+        if quick or not os.path.isdir(snapshots):
+            continue
         for f in sorted(os.listdir(snapshots)):
             if f.endswith(".pickle"):
                 traces[f[: -len(".pickle")]] = os.path.join(snapshots, f)
-                inputs[f[: -len(".pickle")]] = f"{f}, sha256 {file_digest(os.path.join(snapshots, f))}"
+                where = f if folder == "pytorch" else f"{folder}/{f}"
+                inputs[f[: -len(".pickle")]] = f"{where}, sha256 {file_digest(os.path.join(snapshots, f))}"
     return traces, inputs
 
 

@@ -125,7 +125,7 @@ std::string fixed(double v, int digits)
 std::vector<std::string> result_columns()
 {
   return {"trace", "policy", "events", "allocs", "frees", "failed_allocs", "peak_live_bytes", "peak_allocated_bytes",
-          "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "ext_frag_avg", "free_chunks_at_peak",
+          "peak_reserved_bytes", "frag1", "frag2", "frag3", "frag4", "ext_frag_at_peak", "ext_frag_avg", "utilization", "free_chunks_at_peak",
           "unknown_frees", "duplicate_allocs", "acquisitions", "releases", "cache_releases", "splits", "merges",
           "index_steps_per_op", "ns_per_op", "backend", "granularity", "parameters"};
 }
@@ -147,6 +147,7 @@ std::vector<std::string> result_cells(replay_result const& r)
           fixed(r.frag4, 4),
           fixed(r.ext_frag_at_peak, 4),
           fixed(r.ext_frag_avg, 4),
+          fixed(r.utilization(), 4),
           std::to_string(r.free_chunks_at_peak),
           std::to_string(r.unknown_frees),
           std::to_string(r.duplicate_allocs),

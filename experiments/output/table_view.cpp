@@ -37,6 +37,7 @@ constexpr auto descriptions = std::to_array<column_description>({
     {"frag4", "frag4", "peak reserved / peak live - 1 (J&W #4): the footprint's excess over the least possible"},
     {"ext_frag_at_peak", "ext frag", "(free - largest free chunk) / free when reserved peaks (TF's external fragmentation)"},
     {"ext_frag_avg", "ext frag avg", "the same, averaged over the sampled events"},
+    {"utilization", "utilization", "peak allocated / peak reserved (GMLake's memory utilization)"},
     {"free_chunks_at_peak", "free chunks", "free chunks when reserved peaks"},
     {"unknown_frees", "unknown frees", "frees of ids not live"},
     {"duplicate_allocs", "dup allocs", "allocations under a live id (skipped)"},

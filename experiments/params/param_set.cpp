@@ -63,6 +63,13 @@ constexpr std::array<param_spec, 2> dlmalloc_table{{
     {"trim_threshold", "dlmalloc", "2MiB", "a free leaving more top than this gives whole pages back to the system"},
 }};
 
+constexpr std::array<param_spec, 4> gmlake_table{{
+    {"vmm_defragment", "gmlake", "true", "stitch free blocks into new virtual ranges (GMLake's vmmDefragment); false: PyTorch's allocator with 2 MiB pages"},
+    {"frag_limit", "gmlake", "512MiB", "requests at least this large may be served by stitching free blocks (fragLimit)"},
+    {"reuse_limit", "gmlake", "10", "a stitched block serves a request at most this many times smaller (reuseLimit)"},
+    {"auto_gc_limit", "gmlake", "1000GiB", "after a stitch beyond this many stitched virtual bytes, drop every idle stitched block (autoGC)"},
+}};
+
 constexpr std::array<param_spec, 4> backend_table{{
     {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096, cuda 256, cuda_pinned 4096; cuda_vmm takes the device's own)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
@@ -71,7 +78,7 @@ constexpr std::array<param_spec, 4> backend_table{{
 }};
 
 constexpr std::size_t param_count =
-    table.size() + pytorch_table.size() + tf_table.size() + dlmalloc_table.size() + backend_table.size();
+    table.size() + pytorch_table.size() + tf_table.size() + dlmalloc_table.size() + gmlake_table.size() + backend_table.size();
 
 std::array<param_spec, param_count> const all = [] {
   std::array<param_spec, param_count> a{};
@@ -80,6 +87,7 @@ std::array<param_spec, param_count> const all = [] {
   for (auto const& p : pytorch_table) a[i++] = p;
   for (auto const& p : tf_table) a[i++] = p;
   for (auto const& p : dlmalloc_table) a[i++] = p;
+  for (auto const& p : gmlake_table) a[i++] = p;
   for (auto const& p : backend_table) a[i++] = p;
   return a;
 }();

@@ -52,12 +52,14 @@ class allocator_adapter final : public any_allocator {
   Alloc a_;
 };
 
-template <class Policy>
-class composition_of final : public composition {
-  using alloc_type = allocator<Policy, any_backend>;
+// Any allocator type built from (backend, config): an engine composition, or a layer over
+// one (policies/presets/gmlake.hpp).
+template <class Alloc>
+class composition_for final : public composition {
+  using alloc_type = Alloc;
 
  public:
-  composition_of(std::string name, typename alloc_type::config config, param_set const& p, backend_choice const& b)
+  composition_for(std::string name, typename alloc_type::config config, param_set const& p, backend_choice const& b)
       : name_(std::move(name)), config_(std::move(config)), params_(p), backend_(b),
         granularity_(make_backend(backend_, params_).granularity())  // bad backend parameters fail now, not mid-run
   {
@@ -96,6 +98,9 @@ class composition_of final : public composition {
   backend_choice backend_;
   std::size_t granularity_;
 };
+
+template <class Policy>
+using composition_of = composition_for<allocator<Policy, any_backend>>;
 
 // Throws unless every key of `p` belongs to one of `parts`: a key the policy would not read
 // is an error, never silently ignored. (make_composition checks every policy's keys more

@@ -3,6 +3,7 @@
 #include "experiments/params/list_items.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/dlmalloc.hpp"
+#include "policies/presets/gmlake.hpp"
 #include "policies/presets/pytorch_caching.hpp"
 #include "policies/presets/tf_bfc.hpp"
 
@@ -162,10 +163,39 @@ std::unique_ptr<composition> make_pytorch_expandable(std::string name, param_set
   return make_pytorch(std::move(name), p, b, true);
 }
 
+std::unique_ptr<composition> make_gmlake(std::string name, param_set const& p, backend_choice const& b)
+{
+  namespace gm = presets::gmlake;
+  gm::settings s;
+  s.max_split_size = mebibytes(p, "max_split_size_mb");
+  if (s.max_split_size <= presets::pytorch::large_buffer)
+    throw std::invalid_argument("max_split_size_mb must be greater than 20, as PyTorch requires");
+  s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
+  s.memory_limit = memory_limit(p, b, "per_process_memory_fraction", std::numeric_limits<std::size_t>::max());
+  s.stitching = p.flag("vmm_defragment");
+  s.frag_limit = p.size("frag_limit");
+  s.reuse_limit = p.real("reuse_limit");
+  s.auto_gc_limit = p.size("auto_gc_limit");
+  if (!(s.reuse_limit >= 1.0)) throw std::invalid_argument("parameter reuse_limit: must be at least 1");
+  if (s.frag_limit <= presets::pytorch::small_size)
+    throw std::invalid_argument("parameter frag_limit: must be above 1MiB (small blocks are never stitched)");
+  backend_choice chosen = b;
+  if (chosen.kind.empty()) chosen.kind = "simulated";
+  if (chosen.kind != "simulated")
+    throw std::invalid_argument("gmlake stitches by mapping physical pages at a second address, which only the simulated "
+                                "backend models (on a device, cuda_vmm would need to map each page's handle again): use "
+                                "--backend simulated");
+  param_set with_granularity = p;
+  if (!p.has("granularity")) with_granularity.set("granularity", "2MiB");
+  return std::make_unique<composition_for<gm::allocator<any_backend>>>(std::move(name), s, with_granularity, chosen);
+}
+
 // The generic keys each preset reads besides its own part's and the backend's.
 constexpr std::array<std::string_view, 1> pytorch_shared{"memory_limit"};
 constexpr std::array<std::string_view, 3> tf_shared{"memory_limit", "max_internal_fragmentation", "split_ratio"};
 constexpr std::array<std::string_view, 2> dlmalloc_shared{"memory_limit", "header"};
+constexpr std::array<std::string_view, 4> gmlake_shared{"memory_limit", "max_split_size_mb", "max_non_split_rounding_mb",
+                                                        "per_process_memory_fraction"};
 
 }  // namespace
 
@@ -184,6 +214,9 @@ std::span<preset const> preset_instantiations()
       {"pytorch_expandable", "PyTorch's caching allocator with expandable_segments:True: per-stream reserved ranges, "
                              "2/20 MiB pages mapped at the end, no segment padding",
        "policies/presets/pytorch_caching.hpp", "pytorch_caching", pytorch_shared, "", &make_pytorch_expandable},
+      {"gmlake", "GMLake (ASPLOS 2024): PyTorch's caching allocator with 2 MiB pages, stitching free blocks into new "
+                 "virtual ranges for requests >= 512 MiB, stitched blocks reused up to 10x the request",
+       "policies/presets/gmlake.hpp", "gmlake", gmlake_shared, "", &make_gmlake},
       {"dlmalloc", "Doug Lea's malloc 2.8.6: exact small bins, tree bins, designated victim, top chunk, "
                    "mmap above 256 KiB, 8 B boundary tags",
        "policies/presets/dlmalloc.hpp", "dlmalloc", dlmalloc_shared, "header=8", &make_dlmalloc},

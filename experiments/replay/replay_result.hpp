@@ -101,6 +101,12 @@ struct replay_result {
   double index_steps_per_op = 0;
   double ns_per_op = 0;
   std::vector<timeseries_sample> timeseries;  // when replay_options::timeseries
+
+  // GMLake's memory utilization: peak allocated / peak reserved (0 when nothing was reserved).
+  [[nodiscard]] double utilization() const noexcept
+  {
+    return peak_reserved_bytes == 0 ? 0.0 : static_cast<double>(peak_allocated_bytes) / static_cast<double>(peak_reserved_bytes);
+  }
 };
 
 }  // namespace fraglab

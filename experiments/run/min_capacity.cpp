@@ -75,9 +75,9 @@ results_table min_capacities(run_inputs const& in, std::atomic<bool> const* stop
     ++replays;
     progress.add(1);
     if (free_run.failed_allocs != 0)
-      throw std::invalid_argument(spec + " fails on " + t.name + " even without a capacity limit");
+      throw std::invalid_argument(unlimited->name() + " fails on " + t.name + " even without a capacity limit");
     std::size_t const least = least_capacity(serves, granularity, free_run.peak_reserved_bytes, &progress);
-    return std::vector<std::string>{t.name, spec, std::to_string(least),
+    return std::vector<std::string>{t.name, unlimited->name(), std::to_string(least),
                                     std::to_string(free_run.peak_reserved_bytes), std::to_string(granularity),
                                     std::to_string(replays)};
   });

@@ -505,4 +505,16 @@ err=$("$fraglab" verify "$work/p.trace" 2>&1); rc=$?
 expect "verify names another format as not a snapshot, rather than reading it as a pickle" \
   '[[ $rc -eq 2 && $err == *"p.trace: native text, not a PyTorch memory snapshot"* ]]'
 
+# gmlake: stitching keeps a variable-length transformer's footprint below PyTorch's, and a
+# backend that cannot map a page twice is refused before anything runs.
+"$fraglab" gen transformer --layers 2 --seq-dist long-tail --seq-len 128 --seq-len-max 2048 -o "$work/varlen.fbin" >/dev/null
+out=$("$fraglab" replay "$work/varlen.fbin" -p pytorch_caching,gmlake --format csv 2>&1); rc=$?
+peaks=$(echo "$out" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "peak_reserved_bytes") c = i } NR > 1 { print $c }')
+expect "gmlake reserves less than pytorch_caching where sequence lengths vary" \
+  '[[ $rc -eq 0 && $(echo "$peaks" | sed -n 2p) -lt $(echo "$peaks" | sed -n 1p) ]]'
+expect "replay reports GMLake's utilization for every policy" '[[ $(echo "$out" | head -1) == *",utilization,"* ]]'
+err=$("$fraglab" replay "$work/varlen.fbin" -p gmlake --backend host -o "$work/gm.csv" 2>&1); rc=$?
+expect "gmlake over host memory is refused, saying why, and writes nothing" \
+  '[[ $rc -eq 2 && $err == *"only the simulated backend models"* && ! -e $work/gm.csv ]]'
+
 report cli

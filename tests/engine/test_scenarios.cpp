@@ -422,3 +422,53 @@ TEST(Growth, ExactGrowthCountsOnAFreeTailOnlyWhenTheNewMemoryExtendsIt)
 
 }  // namespace
 }  // namespace fraglab::testing
+
+namespace fraglab::testing {
+namespace {
+
+// allocate_cached() and claim(): what a layer over the engine calls (docs/architecture.md,
+// "Layers over the engine").
+TEST(LayerOperations, AllocateCachedServesFromFreeChunksAndNeverGrows)
+{
+  using P = policy<bins_index, best_fit>;
+  typename alloc_t<P>::config c;
+  c.size = {.quantum = 256, .min_size = 256};
+  c.growth.kind = growth_kind::exact;
+  alloc_t<P> a(simulated_backend{}, c);
+  allocation const miss = a.allocate_cached(1024);
+  EXPECT_EQ(miss.status, alloc_status::no_growth);
+  EXPECT_EQ(a.counters().reserved_bytes, 0u);
+  EXPECT_EQ(a.counters().failed_allocations, 0u) << "a layer's first try is not a failure";
+  allocation const grown = a.allocate(4096);
+  ASSERT_TRUE(grown);
+  a.deallocate(grown.address);
+  allocation const hit = a.allocate_cached(1024);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit.address, grown.address);
+  EXPECT_EQ(a.counters().acquisitions, 1u);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+TEST(LayerOperations, ClaimHoldsARangeInsideOneFreeChunkLive)
+{
+  auto a = fixed_pool<policy<bins_index, best_fit>>(4096);
+  allocation const x = a->allocate(256);  // the pool is acquired; X at B
+  ASSERT_EQ(x.address, sim_base);
+  EXPECT_TRUE(a->claim(sim_base + 1024, 512));
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 256, true}, {B + 256, 768, false}, {B + 1024, 512, true},
+                                                   {B + 1536, 2560, false}}));
+  EXPECT_EQ(a->counters().allocated_bytes, 768u);
+  EXPECT_EQ(a->counters().allocations, 1u) << "a claim is not an allocation";
+  // Not inside one free chunk: across a live one, past the end, unaligned, or live already.
+  EXPECT_FALSE(a->claim(sim_base + 768, 512));
+  EXPECT_FALSE(a->claim(sim_base + 3840, 512));
+  EXPECT_FALSE(a->claim(sim_base + 300, 256));
+  EXPECT_FALSE(a->claim(sim_base, 256));
+  EXPECT_EQ(a->check_invariants(), "");
+  EXPECT_EQ(a->deallocate(sim_base + 1024), free_status::ok);
+  EXPECT_EQ(layout(*a), (std::vector<layout_entry>{{B, 256, true}, {B + 256, 3840, false}}));
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+}  // namespace
+}  // namespace fraglab::testing

@@ -39,6 +39,16 @@ over=$(grep -v -e "^#" -e "^workload," "$work/out/gpu_allocators.csv" | awk -F, 
 expect "a workload's min capacity never exceeds its unlimited peak reserved" '[[ $over -eq 0 ]]'
 expect "gpu_allocators.svg is drawn" 'grep -q "<svg" "$work/out/gpu_allocators.svg"'
 
+$py "$root/experiments/gmlake_study.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/gmlake" \
+  2> "$work/gmlake.err"
+expect "gmlake_study.py runs" '[[ $? -eq 0 ]] || { cat "$work/gmlake.err"; false; }'
+expect "gmlake.csv has provenance and the table's columns" \
+  'provenance_ok "$work/out/gmlake.csv" "workload,policy,events,peak_live_bytes,peak_reserved_bytes,frag4,utilization,min_capacity_bytes"'
+expect "gmlake.csv: 4 policies x 3 workloads" '[[ $(grep -vc "^#" "$work/out/gmlake.csv") -eq 13 ]]'
+expect "gmlake never reserves more than pytorch_caching at the peak on a generated workload" \
+  '[[ $(grep -v "^#" "$work/out/gmlake.csv" | awk -F, '"'"'$2 == "pytorch_caching" { p[$1] = $5 } $2 == "gmlake" { g[$1] = $5 } END { for (w in g) if (g[w] + 0 > p[w] + 0) print w }'"'"' | wc -l) -eq 0 ]]'
+expect "gmlake.svg is drawn" 'grep -q "<svg" "$work/out/gmlake.svg"'
+
 $py "$root/experiments/offline_gap.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/dl" 2> "$work/offline.err"
 expect "offline_gap.py runs" '[[ $? -eq 0 ]] || { cat "$work/offline.err"; false; }'
 expect "offline_gap.csv has provenance and the gap columns" \

@@ -1,0 +1,77 @@
+// A backend whose releases a listener hears of: a layer that maps the backend's memory at a
+// second address too (GMLake's stitched blocks, policies/presets/gmlake.hpp) must forget
+// those mappings when the memory behind them goes back, whichever path of the engine gave
+// it back (empty_cache, release-and-retry on a miss, a recorded segment_free).
+//
+// The listener needs `void released(std::uintptr_t base, std::size_t n)`; it is called
+// after the backend accepted the release. Everything else passes through unchanged.
+#pragma once
+
+#include "backends/backend_stats.hpp"
+#include "backends/planned_segment.hpp"
+#include "engine/concepts.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+
+namespace fraglab {
+
+template <class Backend, class Listener>
+class observed_backend {
+ public:
+  observed_backend(Backend b, Listener* listener) : b_(std::move(b)), listener_(listener) {}
+
+  acquisition acquire(std::size_t n, std::size_t alignment) { return b_.acquire(n, alignment); }
+  bool release(std::uintptr_t base, std::size_t n)
+  {
+    if (!b_.release(base, n)) return false;
+    listener_->released(base, n);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t capacity() const { return b_.capacity(); }
+  [[nodiscard]] std::size_t granularity() const { return b_.granularity(); }
+  [[nodiscard]] std::size_t acquired_bytes() const { return b_.acquired_bytes(); }
+  [[nodiscard]] bool supports_merging() const { return b_.supports_merging(); }
+  [[nodiscard]] std::string_view name() const { return b_.name(); }
+  [[nodiscard]] backend_stats const& stats() const { return b_.stats(); }
+
+  // The optional members, where the backend has them.
+  [[nodiscard]] std::uintptr_t next_address() const
+    requires requires(Backend const& b) { b.next_address(); }
+  {
+    return b_.next_address();
+  }
+  acquisition acquire_mapping(std::size_t n)
+    requires requires(Backend& b) { b.acquire_mapping(n); }
+  {
+    return b_.acquire_mapping(n);
+  }
+  acquisition reserve(std::size_t n, std::size_t alignment)
+    requires requires(Backend& b) { b.reserve(n, alignment); }
+  {
+    return b_.reserve(n, alignment);
+  }
+  acquisition acquire_at(std::uintptr_t address, std::size_t n)
+    requires requires(Backend& b) { b.acquire_at(address, n); }
+  {
+    return b_.acquire_at(address, n);
+  }
+  void follow(std::span<planned_segment const> plan)
+    requires requires(Backend& b) { b.follow(plan); }
+  {
+    b_.follow(plan);
+  }
+
+  [[nodiscard]] Backend& inner() noexcept { return b_; }
+  [[nodiscard]] Backend const& inner() const noexcept { return b_; }
+
+ private:
+  Backend b_;
+  Listener* listener_;
+};
+
+}  // namespace fraglab
