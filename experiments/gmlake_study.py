@@ -75,7 +75,10 @@ def main(argv):
     sections = [["Sizes in GiB. frag4 = peak reserved / peak live - 1; utilization = peak allocated / peak "
                  "reserved (GMLake's measure); min capacity = the smallest device on which no allocation fails "
                  "(bisection to 2 MiB). Every policy replays on the simulated device backend; gmlake's reserved "
-                 "bytes are physical pages, its stitched ranges' virtual bytes are not counted in them."]]
+                 "bytes are physical pages, its stitched ranges' virtual bytes are not counted in them. A "
+                 "snapshot that holds a recorded state and no events after it (the `-state` cases) compares "
+                 "pytorch_caching's restored segments, the layout its history left, with the others' fresh "
+                 "placement of the same live blocks: there the rows differ by history, not by policy."]]
     for name in workloads_seen:
         cells = [r for r in rows if r[0] == name]
         table = [[r[1], gib(r[4]), f"{100 * float(r[5]):.1f}", f"{100 * float(r[6]):.1f}", gib(r[7])] for r in cells]
