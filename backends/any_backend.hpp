@@ -30,6 +30,8 @@ class any_backend {
     virtual acquisition reserve(std::size_t n, std::size_t alignment) = 0;
     virtual acquisition acquire_at(std::uintptr_t address, std::size_t n) = 0;
     virtual void follow(std::span<planned_segment const> plan) = 0;
+    virtual bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages) = 0;
+    virtual void unmap_alias(std::uintptr_t at, std::size_t n) = 0;
   };
 
   template <class B>
@@ -67,6 +69,15 @@ class any_backend {
       if constexpr (requires { impl.acquire_at(address, n); }) return impl.acquire_at(address, n);
       else return {};
     }
+    bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages) override
+    {
+      if constexpr (requires { impl.map_alias(at, pages); }) return impl.map_alias(at, pages);
+      else return false;  // its memory cannot be mapped at a second address
+    }
+    void unmap_alias(std::uintptr_t at, std::size_t n) override
+    {
+      if constexpr (requires { impl.unmap_alias(at, n); }) impl.unmap_alias(at, n);
+    }
     B impl;
   };
 
@@ -92,6 +103,10 @@ class any_backend {
   // Address reservations and mapping at a chosen address (CUDA VMM); empty where unsupported.
   acquisition reserve(std::size_t n, std::size_t alignment) { return impl_->reserve(n, alignment); }
   acquisition acquire_at(std::uintptr_t address, std::size_t n) { return impl_->acquire_at(address, n); }
+  // Pages mapped again, in order, at `at` inside a reservation (GMLake's stitching); false
+  // where the backend cannot map its memory twice. unmap_alias takes such a mapping away.
+  bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages) { return impl_->map_alias(at, pages); }
+  void unmap_alias(std::uintptr_t at, std::size_t n) { impl_->unmap_alias(at, n); }
   // A recording's segment addresses to hand out (simulated_backend::follow); ignored by a
   // backend of real memory.
   void follow(std::span<planned_segment const> plan) { impl_->follow(plan); }

@@ -13,7 +13,10 @@
 //
 // Besides acquire(), the backend offers the address reservations the engine's expandable
 // pools use (reserve(), then acquire_at() inside a reservation), as the simulated backend
-// does for replays.
+// does for replays, and maps pages it holds a second time inside a reservation
+// (map_alias(): cuMemMap of each page's own handle again), as GMLake stitches blocks. The
+// driver keeps a page's memory while any mapping of it remains, so a page given back while
+// an alias still maps it lives on until the alias goes.
 #pragma once
 
 #include "backends/backend_stats.hpp"
@@ -30,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -73,6 +77,7 @@ class cuda_vmm_backend {
     try {
       detail::cuda_device_scope const on(s_->device);
       (void)cudaDeviceSynchronize();
+      for (auto const& [address, handle] : s_->aliases) (void)s_->api->mem_unmap(address, s_->page);
       for (auto const& [address, handle] : s_->pages) {
         (void)s_->api->mem_unmap(address, s_->page);
         (void)s_->api->mem_release(handle);
@@ -160,6 +165,46 @@ class cuda_vmm_backend {
     return true;
   }
 
+  // Maps the pages at `pages` (each mapped by acquire_at) again, in order, from `at`, inside a
+  // reservation and not mapped yet. False, with nothing mapped, otherwise.
+  bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages)
+  {
+    std::size_t const n = pages.size() * s_->page;
+    if (pages.empty() || at % s_->page != 0 || !reserved(at, n)) return false;
+    for (std::uintptr_t p : pages)
+      if (!s_->pages.contains(p)) return false;
+    for (std::size_t i = 0; i < pages.size(); ++i)
+      if (s_->aliases.contains(at + i * s_->page)) return false;
+    auto const& api = *s_->api;
+    detail::cuda_device_scope const on(s_->device);
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      std::uintptr_t const alias = at + i * s_->page;
+      CUmemGenericAllocationHandle const handle = s_->pages.at(pages[i]);
+      if (CUresult const r = api.mem_map(alias, s_->page, 0, handle, 0); r != CUDA_SUCCESS) {
+        unmap_alias(at, i * s_->page);
+        throw cuda_error(api.failure("cuMemMap of a page again", r));
+      }
+      s_->aliases.emplace(alias, handle);
+    }
+    CUmemAccessDesc access{};
+    access.location = s_->prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    api.check(api.mem_set_access(at, n, &access, 1), "cuMemSetAccess(" + std::to_string(n) + " bytes)");
+    return true;
+  }
+
+  // Takes the aliases in [at, at + n) away (the pages stay where acquire_at mapped them).
+  void unmap_alias(std::uintptr_t at, std::size_t n)
+  {
+    auto const& api = *s_->api;
+    detail::cuda_device_scope const on(s_->device);
+    detail::check_runtime(cudaDeviceSynchronize(), "cudaDeviceSynchronize before cuMemUnmap");
+    for (auto it = s_->aliases.lower_bound(at); it != s_->aliases.end() && it->first < at + n;) {
+      api.check(api.mem_unmap(it->first, s_->page), "cuMemUnmap");
+      it = s_->aliases.erase(it);
+    }
+  }
+
   [[nodiscard]] std::size_t capacity() const noexcept { return s_->capacity; }
   [[nodiscard]] std::size_t granularity() const noexcept { return s_->page; }
   [[nodiscard]] std::size_t acquired_bytes() const noexcept { return s_->stats.acquired_bytes; }
@@ -184,6 +229,7 @@ class cuda_vmm_backend {
     std::uintptr_t top = 0, top_end = 0;  // acquire()'s reservation: mapped up to top
     std::vector<range> reservations;
     std::map<std::uintptr_t, CUmemGenericAllocationHandle> pages;
+    std::map<std::uintptr_t, CUmemGenericAllocationHandle> aliases;  // map_alias: address -> the page's handle
     backend_stats stats;
     std::optional<cuda_failure> last_error;
   };
@@ -193,7 +239,9 @@ class cuda_vmm_backend {
     for (auto const& r : s_->reservations)
       if (address >= r.base && address - r.base <= r.size && n <= r.size - (address - r.base)) {
         auto const next = s_->pages.lower_bound(address);
-        return next == s_->pages.end() || next->first >= address + n;
+        auto const alias = s_->aliases.lower_bound(address);
+        return (next == s_->pages.end() || next->first >= address + n) &&
+               (alias == s_->aliases.end() || alias->first >= address + n);
       }
     return false;
   }

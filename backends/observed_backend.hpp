@@ -60,6 +60,16 @@ class observed_backend {
   {
     return b_.acquire_at(address, n);
   }
+  bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages)
+    requires requires(Backend& b) { b.map_alias(at, pages); }
+  {
+    return b_.map_alias(at, pages);
+  }
+  void unmap_alias(std::uintptr_t at, std::size_t n)
+    requires requires(Backend& b) { b.unmap_alias(at, n); }
+  {
+    b_.unmap_alias(at, n);
+  }
   void follow(std::span<planned_segment const> plan)
     requires requires(Backend& b) { b.follow(plan); }
   {

@@ -13,7 +13,8 @@
 // Address reservations (cuMemAddressReserve): reserve() hands out a range from a separate
 // part of the space without counting any bytes; acquire_at() then maps bytes at a chosen
 // address inside a reservation (cuMemCreate + cuMemMap), counted against the capacity, and
-// release() of such bytes unmaps them; reservations are never given back.
+// release() of such bytes unmaps them; reservations are never given back. map_alias() maps
+// acquired pages a second time inside a reservation.
 #pragma once
 
 #include "backends/backend_stats.hpp"
@@ -118,6 +119,15 @@ class simulated_backend {
     stats_.on_acquire(n);
     return {address, n};
   }
+
+  // Maps acquired pages again at `at`, inside a reservation (GMLake's stitched blocks): no
+  // bytes are counted, as none are created. False where `at` is not reserved.
+  bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages) const noexcept
+  {
+    std::size_t const n = pages.size() * p_.granularity;
+    return !pages.empty() && at >= reservations_base() && at < reserved_top_ && n <= reserved_top_ - at;
+  }
+  void unmap_alias(std::uintptr_t, std::size_t) const noexcept {}
 
   // False, and nothing changes, for a range this space did not hand out or has back: one
   // past the top, or overlapping a hole (released twice).

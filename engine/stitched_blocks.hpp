@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -53,7 +54,10 @@ class stitched_blocks {
     std::vector<range> pinned;          // while handed out: the engine chunks it holds live
   };
 
-  explicit stitched_blocks(std::size_t page) : page_(page) {}
+  // `unmapped(address, size)` is called as each block goes, to take its virtual range away.
+  using unmap_function = std::function<void(std::uintptr_t, std::size_t)>;
+
+  explicit stitched_blocks(std::size_t page, unmap_function unmapped = {}) : page_(page), unmapped_(std::move(unmapped)) {}
 
   [[nodiscard]] std::size_t page() const noexcept { return page_; }
 
@@ -143,6 +147,12 @@ class stitched_blocks {
     return freed_bytes;
   }
 
+  // Drops every block, handed out or not (the allocator goes).
+  void drop_all()
+  {
+    while (!blocks_.empty()) drop(*blocks_.begin()->second);
+  }
+
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::size_t peak_bytes() const noexcept { return peak_bytes_; }
   [[nodiscard]] std::size_t count() const noexcept { return blocks_.size(); }
@@ -209,10 +219,12 @@ class stitched_blocks {
       if (m.empty()) pages_.erase(it);
     }
     bytes_ -= b.size;
+    if (unmapped_) unmapped_(b.address, b.size);
     blocks_.erase(b.address);
   }
 
   std::size_t page_;
+  unmap_function unmapped_;
   std::map<std::uintptr_t, page_entry> pages_;
   std::unordered_map<std::uintptr_t, std::unique_ptr<block>> blocks_;
   std::set<block*, by_stream_size_address> reusable_;

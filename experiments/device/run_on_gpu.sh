@@ -9,8 +9,8 @@
 #      which fails on a device access out of bounds and on device memory still allocated at
 #      exit (needs a runtime where compute-sanitizer works: Firecracker, not gVisor);
 #   3. train: trains plugins/pytorch/train_example.py with PyTorch's own allocator, then
-#      with the plug-in serving tf_bfc, pytorch_caching and best_fit, each of which must
-#      learn and reproduce the first run's first losses;
+#      with the plug-in serving tf_bfc, pytorch_caching, best_fit and gmlake (over cuda_vmm),
+#      each of which must learn and reproduce the first run's first losses;
 #   4. snapshot: records a snapshot of a small transformer's training
 #      (experiments/device/record_snapshot.py) and checks our pytorch_caching preset
 #      against it (`fraglab verify`);
@@ -124,6 +124,10 @@ if "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
         --policy "$policy" --reference "$out/losses-native.json"
       grep -h "^policy\|^device\|^against" "$out/train-$policy.log"
     done
+    # GMLake's stitching maps device pages a second time: cuda_vmm's pages, not cudaMalloc's.
+    step train-gmlake env FRAGLAB_STATS=1 FRAGLAB_BACKEND=cuda_vmm "$python" plugins/pytorch/train_example.py \
+      --plugin "$plugin" --policy gmlake --reference "$out/losses-native.json"
+    grep -h "^policy\|^device\|^against" "$out/train-gmlake.log"
   fi
   snapshot=()
   if wants snapshot; then

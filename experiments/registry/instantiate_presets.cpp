@@ -181,12 +181,11 @@ std::unique_ptr<composition> make_gmlake(std::string name, param_set const& p, b
     throw std::invalid_argument("parameter frag_limit: must be above 1MiB (small blocks are never stitched)");
   backend_choice chosen = b;
   if (chosen.kind.empty()) chosen.kind = "simulated";
-  if (chosen.kind != "simulated")
+  if (chosen.kind != "simulated" && chosen.kind != "cuda_vmm")
     throw std::invalid_argument("gmlake stitches by mapping physical pages at a second address, which only the simulated "
-                                "backend models (on a device, cuda_vmm would need to map each page's handle again): use "
-                                "--backend simulated");
+                                "and cuda_vmm backends can: use --backend simulated (or cuda_vmm on a device)");
   param_set with_granularity = p;
-  if (!p.has("granularity")) with_granularity.set("granularity", "2MiB");
+  if (!p.has("granularity") && chosen.kind != "cuda_vmm") with_granularity.set("granularity", "2MiB");
   return std::make_unique<composition_for<gm::allocator<any_backend>>>(std::move(name), s, with_granularity, chosen);
 }
 

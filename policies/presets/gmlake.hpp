@@ -38,10 +38,12 @@
 // idle stitched block at once, as GMLake's GC does at empty_cache); roundup_power2_divisions
 // and garbage_collection_threshold (GMLake's base reads them, its rounding to pages does not
 // compose with the divisions; the garbage collection counts searches the layer makes twice);
-// the small pool's blocks are PyTorch's (GMLake never stitches them). Stitching maps pages at
-// a second address, which only the simulated backend models: on a device the cuda_vmm
-// backend would map each page's physical handle again (cuMemMap into a new
-// cuMemAddressReserve range), which is not built.
+// the small pool's blocks are PyTorch's (GMLake never stitches them); a dropped stitched
+// range is unmapped, but its reservation is kept (a simulated space never runs out of
+// addresses; on a device the reservations of dropped ranges stay until the allocator goes).
+// Stitching maps pages at a second address: the simulated backend models it, and cuda_vmm
+// maps each page's physical handle again (map_alias: cuMemMap into a cuMemAddressReserve
+// range), as GMLake's VmmSegment does.
 #pragma once
 
 #include "backends/observed_backend.hpp"
@@ -97,13 +99,19 @@ class allocator {
   using config = settings;
 
   explicit allocator(Backend b, settings s = {})
-      : s_(s), stitched_(page), primitive_(physical_backend(std::move(b), &stitched_), primitive_config(s))
+      : s_(s),
+        stitched_(page, [this](std::uintptr_t at, std::size_t n) { primitive_.backend().unmap_alias(at, n); }),
+        primitive_(physical_backend(std::move(b), &stitched_), primitive_config(s))
   {
     if (!(s_.reuse_limit >= 1.0)) throw std::invalid_argument("reuse_limit must be at least 1");
     if (s_.frag_limit <= pytorch::small_size) throw std::invalid_argument("frag_limit must be above 1 MiB: small blocks are never stitched");
+    if (std::size_t const g = backend().granularity(); g == 0 || page % g != 0)
+      throw std::invalid_argument("gmlake's 2 MiB pages must be whole pages of the backend (granularity " + std::to_string(g) + ")");
   }
   allocator(allocator const&) = delete;
   allocator& operator=(allocator const&) = delete;
+  // The stitched ranges go before the segments their pages belong to.
+  ~allocator() { stitched_.drop_all(); }
 
   allocation allocate(std::size_t size, std::size_t alignment = 1, stream_id stream = 0)
   {
@@ -314,6 +322,18 @@ class allocator {
     return {b->address, rounded, alloc_status::ok, nullptr};
   }
 
+  // Maps the 2 MiB pages again from `at`, in the backend's own pages.
+  bool map_alias(std::uintptr_t at, std::vector<std::uintptr_t> const& pages)
+  {
+    std::size_t const g = backend().granularity();
+    if (g == page) return primitive_.backend().map_alias(at, pages);
+    std::vector<std::uintptr_t> backend_pages;
+    backend_pages.reserve(pages.size() * (page / g));
+    for (std::uintptr_t p : pages)
+      for (std::size_t off = 0; off < page; off += g) backend_pages.push_back(p + off);
+    return primitive_.backend().map_alias(at, backend_pages);
+  }
+
   // Step 3: free blocks, largest first, mapped into one new range.
   allocation stitch(std::size_t size, std::size_t rounded, stream_id stream)
   {
@@ -335,8 +355,6 @@ class allocator {
     if (total < rounded) return none;
     std::size_t const over = total - rounded;
     std::size_t const bytes = over >= page ? rounded : total;  // the last block keeps `over` free
-    acquisition const range = primitive_.backend().reserve(bytes, page);
-    if (!range) return none;  // no address reservations on this backend
     std::vector<std::uintptr_t> pages;
     pages.reserve(bytes / page);
     std::vector<stitched_blocks::range> parts;
@@ -345,6 +363,9 @@ class allocator {
       parts.push_back({free_blocks[i].address, n});
       for (std::size_t off = 0; off < n; off += page) pages.push_back(free_blocks[i].address + off);
     }
+    // A new virtual range with the pages mapped into it (cuMemAddressReserve, cuMemMap).
+    acquisition const range = primitive_.backend().reserve(bytes, page);
+    if (!range || !map_alias(range.base, pages)) return none;
     stitched_blocks::block& b = stitched_.add(range.base, stream, std::move(pages), size);
     for (auto const& part : parts) pin(b, part.address, part.size);
     pinned(b, size);

@@ -199,6 +199,55 @@ TEST(CudaVmmBackend, MapsInsideReservationsItHandsOut)
   EXPECT_EQ(b.acquired_bytes(), 0u);
 }
 
+// A page mapped again (GMLake's stitching): bytes written through the alias are read at the
+// page's own address, and the alias outlives the page's release until it is unmapped.
+TEST(CudaVmmBackend, MapsPagesAgainAtASecondAddress)
+{
+  REQUIRE_DEVICE();
+  cuda_vmm_backend b;
+  std::size_t const page = b.granularity();
+  acquisition const r = b.reserve(4 * page, page);
+  acquisition const m = b.acquire_at(r.base, 2 * page);
+  ASSERT_TRUE(m);
+  acquisition const alias = b.reserve(2 * page, page);
+  std::uintptr_t const swapped[] = {m.base + page, m.base};  // in another order
+  ASSERT_TRUE(b.map_alias(alias.base, swapped));
+  EXPECT_EQ(b.acquired_bytes(), 2 * page);  // no new memory
+  ASSERT_EQ(cudaMemset(reinterpret_cast<void*>(alias.base), 0x11, page), cudaSuccess);
+  ASSERT_EQ(cudaMemset(reinterpret_cast<void*>(alias.base + page), 0x22, page), cudaSuccess);
+  unsigned char first = 0, second = 0;
+  ASSERT_EQ(cudaMemcpy(&first, reinterpret_cast<void*>(m.base), 1, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(&second, reinterpret_cast<void*>(m.base + page), 1, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(first, 0x22);
+  EXPECT_EQ(second, 0x11);
+  EXPECT_FALSE(b.map_alias(alias.base, swapped));  // mapped already
+  std::uintptr_t const unmapped[] = {r.base + 3 * page};
+  EXPECT_FALSE(b.map_alias(r.base + 2 * page, unmapped));  // not a page the backend holds
+  EXPECT_TRUE(b.release(m.base, m.size));
+  EXPECT_TRUE(device_memory_works(alias.base, 2 * page));  // the driver keeps mapped memory
+  b.unmap_alias(alias.base, 2 * page);
+}
+
+// gmlake over cuda_vmm: a stitched block is usable memory, its bytes are the pages' bytes.
+TEST(PresetsOnTheDevice, GMLakeStitchesDevicePages)
+{
+  REQUIRE_DEVICE();
+  auto a = make_composition("gmlake", {}, backend_choice{"cuda_vmm"})->make();
+  std::vector<allocation> segments;
+  for (int i = 0; i < 3; ++i) segments.push_back(a->allocate(200u << 20));
+  for (auto const& s : segments) ASSERT_TRUE(s);
+  ASSERT_TRUE(device_memory_works(segments[0].address, segments[0].size));
+  for (auto const& s : segments) EXPECT_EQ(a->deallocate(s.address), free_status::ok);
+  std::size_t const reserved = a->counters().reserved_bytes;
+  allocation const stitched = a->allocate(560u << 20);
+  ASSERT_TRUE(stitched);
+  EXPECT_EQ(a->counters().reserved_bytes, reserved);  // no new memory: the free blocks' pages, mapped again
+  EXPECT_TRUE(device_memory_works(stitched.address, stitched.size));
+  EXPECT_EQ(a->check_invariants(), "");
+  EXPECT_EQ(a->deallocate(stitched.address), free_status::ok);
+  EXPECT_GT(a->release_free_regions(), 0u);
+}
+
 TEST(CudaVmmBackend, RunningOutOfMemoryLeavesNothingMapped)
 {
   REQUIRE_DEVICE();

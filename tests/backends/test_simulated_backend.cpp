@@ -102,3 +102,21 @@ TEST(SimulatedBackend, FollowsARecordingsAddressesUntilTheyDiffer)
 
 }  // namespace
 }  // namespace fraglab
+
+namespace fraglab {
+namespace {
+
+TEST(SimulatedBackend, MapsPagesAgainOnlyInsideItsReservations)
+{
+  simulated_backend b(simulated_backend_params{.granularity = 2u << 20});
+  acquisition const page = b.acquire(2u << 20, 1);
+  acquisition const r = b.reserve(4u << 20, 2u << 20);
+  std::uintptr_t const pages[] = {page.base, page.base};
+  EXPECT_TRUE(b.map_alias(r.base, pages));
+  EXPECT_EQ(b.acquired_bytes(), 2u << 20);  // an alias creates no memory
+  EXPECT_FALSE(b.map_alias(r.base + (2u << 20), pages));  // runs past the reservation
+  EXPECT_FALSE(b.map_alias(page.base, pages));             // not a reservation
+}
+
+}  // namespace
+}  // namespace fraglab

@@ -515,6 +515,6 @@ expect "gmlake reserves less than pytorch_caching where sequence lengths vary" \
 expect "replay reports GMLake's utilization for every policy" '[[ $(echo "$out" | head -1) == *",utilization,"* ]]'
 err=$("$fraglab" replay "$work/varlen.fbin" -p gmlake --backend host -o "$work/gm.csv" 2>&1); rc=$?
 expect "gmlake over host memory is refused, saying why, and writes nothing" \
-  '[[ $rc -eq 2 && $err == *"only the simulated backend models"* && ! -e $work/gm.csv ]]'
+  '[[ $rc -eq 2 && $err == *"only the simulated and cuda_vmm backends can"* && ! -e $work/gm.csv ]]'
 
 report cli

@@ -41,7 +41,7 @@ TEST_P(EveryPolicy, RandomizedSequencesKeepTheInvariants)
 TEST_P(EveryPolicy, OverRealMemoryEveryChunkIsWritableAndKeepsItsBytes)
 {
   if (GetParam() == std::string_view("gmlake"))
-    GTEST_SKIP() << "gmlake maps pages at a second address, which only the simulated backend models";
+    GTEST_SKIP() << "gmlake maps pages at a second address, which host memory cannot (simulated and cuda_vmm only)";
   auto const c = make_composition(GetParam(), {}, backend_choice{"host"});
   for (size_shape shape : {size_shape::small, size_shape::bimodal, size_shape::wide}) {
     auto a = c->make();
