@@ -92,8 +92,10 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
         w.end_dict();
       }
     };
-    differences(regions, after, "segment_free", "segment_unmap");
-    differences(after, regions, "segment_alloc", "segment_map");
+    // An expandable segment is pages mapped into a reservation: PyTorch records even its
+    // first pages, and its last, as a mapping (verify then follows the reservation there).
+    differences(regions, after, expandable_segments ? "segment_unmap" : "segment_free", "segment_unmap");
+    differences(after, regions, expandable_segments ? "segment_map" : "segment_alloc", "segment_map");
     regions = after;
   };
 

@@ -59,6 +59,16 @@ if [[ -d $shared ]]; then
     expect "$name: its pytorch_caching export verifies, every address ($ours/$total, $theirs recorded)" \
       '[[ $rc -eq 0 && $ours == "$total" && $total == "$theirs" && $total -gt 0 ]]'
   done
+  # Expandable segments: pages mapped into a reservation, recorded as segment_map from the first.
+  snap=$shared/pytorch-cases/gpt2xl-fwd-expandable.pickle
+  "$fraglab" export "$snap" -p pytorch_expandable --to pytorch-snapshot -o "$work/e_expandable.pickle" 2>/dev/null
+  out=$("$fraglab" verify "$work/e_expandable.pickle" -p pytorch_expandable --format csv 2>/dev/null); rc=$?
+  ours=$(echo "$out" | column addresses_matched)
+  total=$(echo "$out" | column addresses_total)
+  maps=$(echo "$out" | column maps_matched)
+  map_total=$(echo "$out" | column maps_total)
+  expect "its pytorch_expandable export verifies, every address and every mapping ($ours/$total, maps $maps/$map_total)" \
+    '[[ $rc -eq 0 && $ours == "$total" && $total -gt 2000 && $maps == "$map_total" && $maps -gt 0 ]]'
 else
   echo "SKIP: $shared not found; exporting the shared snapshots needs ../shared/traces"
 fi
