@@ -42,6 +42,7 @@ concept free_index = requires(Ix ix, Ix const cix, C& c) {
   { cix.contains(c) } -> std::convertible_to<bool>;
   { cix.check() } -> std::convertible_to<std::string>;
   { cix.steps() } -> std::convertible_to<std::uint64_t>;
+  cix.for_each([](C const&) {});
 };
 
 template <class Ix, class C>
@@ -87,6 +88,7 @@ concept coalesce_rule_for = requires(R const r) {
 
 template <class R>
 concept size_rule = requires(R const r, std::size_t n) {
+  r.validate();
   { r.round(n) } -> std::same_as<std::optional<std::size_t>>;
   { r.granule() } -> std::convertible_to<std::size_t>;
 };
