@@ -171,10 +171,20 @@ struct pass_totals {
 // the backend, its blocks live where the recording had them, their slots live. Returns the
 // events that this stands for, or 0 (replay them: another policy, or a start this backend
 // cannot hold).
+// An allocator whose pool rule names pools as PyTorch's does, over a backend it acquires
+// from. The type's presence is tested first: a layer without a policy_type (gmlake) is no
+// such allocator, and naming its missing member in a parameter list is a hard error.
+template <class Alloc>
+concept pytorch_pools = requires { typename Alloc::policy_type::pools; } &&
+                        requires(Alloc& a, typename Alloc::policy_type::pools p) {
+                          p.key(std::uint64_t{}, true);
+                          a.backend().acquire(1, 1);
+                        };
+
 template <class Alloc>
 std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& slots)
 {
-  if constexpr (!requires(typename Alloc::policy_type::pools p) { p.key(std::uint64_t{}, true); a.backend().acquire(1, 1); }) {
+  if constexpr (!pytorch_pools<Alloc>) {
     return 0;
   } else {
     using pools = typename Alloc::policy_type::pools;
