@@ -5,6 +5,7 @@
 #include "experiments/cli/provenance.hpp"
 #include "experiments/cli/view_page.hpp"
 #include "experiments/output/output_file.hpp"
+#include "experiments/params/list_items.hpp"
 #include "experiments/replay/view_data.hpp"
 #include "experiments/trace/read_trace.hpp"
 
@@ -28,6 +29,7 @@ int view(std::vector<std::string> const& args)
       ("trace", po::value<std::string>(), "trace file")                                                //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
       ("states", po::value<std::string>()->default_value("60"), "N: events the state is kept at, spread evenly (and each peak)")  //
+      ("at", po::value<std::string>(), "N[,M...]: events the state is kept at besides those, for the slider to reach exactly")  //
       ("output,o", po::value<std::string>(), "VIEW.html: written only when the view is made");
   add_one_trace_options(desc);
   auto const parsed = parse_command(args, desc, "trace", 1);
@@ -41,6 +43,9 @@ int view(std::vector<std::string> const& args)
   check_output_file(out, {vm["trace"].as<std::string>()});
   view_options options;
   options.states = static_cast<std::size_t>(count_option("states", vm["states"].as<std::string>(), 1, 100000));
+  if (vm.count("at"))
+    for (std::string_view const n : list_items(vm["at"].as<std::string>()))
+      options.at.push_back(count_option("at", std::string(n), 1));
   allocator_options const chosen = read_allocator_options(vm);
   std::vector<std::string> const specs = policy_specs(vm);
   (void)make_compositions(specs, chosen);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 namespace fraglab {
 namespace {
@@ -75,6 +76,11 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
   std::uint64_t const events = t.event_count();
   std::set<std::uint64_t> at;
   for (std::size_t k = 1; k <= o.states && events > 0; ++k) at.insert(std::max<std::uint64_t>(1, events * k / o.states));
+  for (std::uint64_t const n : o.at) {
+    if (n == 0 || n > events)
+      throw std::invalid_argument("--at " + std::to_string(n) + ": " + t.name + " has events 1 to " + std::to_string(events));
+    at.insert(n);
+  }
   std::vector<std::uint64_t> peaks;
   for (composition const* c : policies) {
     peaks.push_back(events_to_peak_reserved(*c, t));

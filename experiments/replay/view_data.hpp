@@ -11,6 +11,7 @@
 #include "experiments/trace/trace.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ namespace fraglab {
 
 struct view_options {
   std::size_t states = 60;          // events spread evenly, besides each policy's peak
+  std::vector<std::uint64_t> at;    // and these events (1 .. the trace's events)
   std::size_t max_segments = 2000;  // chunks drawn per state before they are bucketed
   std::size_t peak_free_chunks = 15;
 };

@@ -18,6 +18,7 @@ if not shutil.which("chromedriver") or not (shutil.which("chromium") or shutil.w
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 POLICIES = ["best_fit", "tlsf", "tf_bfc"]
+AT = "1,1001,1003"  # events asked for with --at, besides the spread ones
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def browser():
 @pytest.fixture(scope="module")
 def page(generated, tmp_path_factory):
     out = tmp_path_factory.mktemp("view") / "view.html"
-    cli("view", generated[0], "-p", ",".join(POLICIES), "--backend", "simulated", "-o", out)
+    cli("view", generated[0], "-p", ",".join(POLICIES), "--backend", "simulated", "--at", AT, "-o", out)
     data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', out.read_text(), re.S).group(1))
     return out, data
 
@@ -62,7 +63,8 @@ def test_scrubbing_shows_the_state_dump_reports(browser, page, generated):
     path, data = page
     browser.get(path.as_uri())
     peak = data["points"].index(data["policies"][0]["peak_event"])
-    for index in (0, len(data["points"]) // 3, peak, len(data["points"]) - 1):
+    asked = [data["points"].index(int(n)) for n in AT.split(",")]
+    for index in [0, len(data["points"]) // 3, peak, len(data["points"]) - 1] + asked:
         browser.execute_script("const s = document.getElementById('slider'); s.value = arguments[0];"
                                "s.dispatchEvent(new Event('input'));", index)
         for panel, policy in zip(browser.find_elements("css selector", ".panel"), POLICIES):
@@ -106,3 +108,12 @@ def test_the_readmes_screenshots_are_taken_by_the_browser(tmp_path):
     assert done.returncode == 0, done.stderr
     for name in ("view.png", "report.png"):
         assert image.imread(str(tmp_path / name)).std() > 0.05, name
+
+
+def test_events_asked_for_outside_the_trace_are_refused_with_nothing_written(generated, tmp_path):
+    for at in ("0", "99999999", "5,x"):
+        done = cli("view", generated[0], "-p", "best_fit", "--backend", "simulated", "--at", at,
+                   "-o", tmp_path / "never.html", check=False)
+        assert done.returncode == 2, (at, done.stderr)
+        assert "--at" in done.stderr or "at:" in done.stderr, done.stderr
+        assert not (tmp_path / "never.html").exists()
