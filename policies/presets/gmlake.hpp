@@ -119,11 +119,10 @@ class allocator {
     bool const large = size != 0 && rounded && *rounded > pytorch::small_size;
     if (!large || !s_.stitching || alignment > page || !detail::is_pow2(alignment))
       return primitive(primitive_.allocate(size, alignment, stream), large);
-    allocation got = primitive_.allocate_cached(size, alignment, stream);
-    if (!got) got = reuse(size, *rounded, stream);
-    if (!got) got = stitch(size, *rounded, stream);
-    if (!got) got = primitive_.allocate(size, alignment, stream);
-    return primitive(got, true);
+    if (allocation const got = primitive_.allocate_cached(size, alignment, stream)) return primitive(got, true);
+    if (allocation const got = reuse(size, *rounded, stream)) return got;
+    if (allocation const got = stitch(size, *rounded, stream)) return got;
+    return primitive(primitive_.allocate(size, alignment, stream), true);
   }
 
   free_status deallocate(std::uintptr_t address)
@@ -165,9 +164,7 @@ class allocator {
   }
   [[nodiscard]] allocator_stats stats() const
   {
-    allocator_stats s = adjusted(primitive_.stats());
-    s.free_chunks = primitive_.free_chunk_count();
-    return s;
+    return adjusted(primitive_.stats());
   }
   [[nodiscard]] std::uint64_t index_steps() const noexcept { return primitive_.index_steps(); }
   [[nodiscard]] std::size_t largest_free_bytes() const { return primitive_.largest_free_bytes(); }
@@ -227,20 +224,20 @@ class allocator {
     return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(&b) | stitched_tag);
   }
 
-  // A block handed out (or a failure): a primitive block's pages are in use.
+  // A primitive block handed out (or a failure): a large one's pages are in use.
   allocation primitive(allocation got, bool large)
   {
-    if (stitched_blocks::block* const b = got.address != 0 ? stitched_.find(got.address) : nullptr) {
-      got.record = record_of(*b);
-    } else if (got && large && got.address != 0) {
+    if (got && large && got.address != 0) {
       large_live_[got.address] = got.size;
       stitched_.used(got.address, got.size);
     }
-    if (got) {
-      std::size_t const live = primitive_.counters().live_bytes - pinned_bytes_ + live_stitched_bytes_;
-      peak_live_ = std::max(peak_live_, live);
-    }
+    if (got) note_peak();
     return got;
+  }
+
+  void note_peak() noexcept
+  {
+    peak_live_ = std::max(peak_live_, primitive_.counters().live_bytes - pinned_bytes_ + live_stitched_bytes_);
   }
 
   free_status free_stitched(stitched_blocks::block& b)
@@ -289,7 +286,8 @@ class allocator {
     stitched_.used(address, n);
   }
 
-  void pinned(stitched_blocks::block& b, std::size_t requested)
+  // b, its pages pinned, is handed out for `requested` bytes as `bytes`.
+  allocation handed_out(stitched_blocks::block& b, std::size_t requested, std::size_t bytes)
   {
     for (auto const& r : b.pinned) pinned_bytes_ += r.size;
     pinned_chunks_ += b.pinned.size();
@@ -297,6 +295,8 @@ class allocator {
     ++live_stitched_;
     ++stitched_allocations_;
     stitched_requested_total_ += requested;
+    note_peak();
+    return {b.address, bytes, alloc_status::ok, record_of(b)};
   }
 
   // Step 2: a stitched block that fits, where no primitive block could.
@@ -317,9 +317,8 @@ class allocator {
       pin(*b, b->pages[i], run * page);
       i += run;
     }
-    pinned(*b, size);
     ++reuses_;
-    return {b->address, rounded, alloc_status::ok, nullptr};
+    return handed_out(*b, size, rounded);
   }
 
   // Maps the 2 MiB pages again from `at`, in the backend's own pages.
@@ -368,10 +367,9 @@ class allocator {
     if (!range || !map_alias(range.base, pages)) return none;
     stitched_blocks::block& b = stitched_.add(range.base, stream, std::move(pages), size);
     for (auto const& part : parts) pin(b, part.address, part.size);
-    pinned(b, size);
     ++stitches_;
     if (stitched_.bytes() > s_.auto_gc_limit) (void)stitched_.drop_idle();
-    return {b.address, bytes, alloc_status::ok, nullptr};
+    return handed_out(b, size, bytes);
   }
 
   allocator_stats adjusted(allocator_stats s) const
