@@ -19,12 +19,22 @@
 //
 // The engine is single-threaded and deterministic; wrap it in locked_allocator for
 // concurrent use.
+//
+// This header is the engine's interface and its hot path. The machinery is in engine/detail/,
+// a header a job: chunk_list.hpp (cutting and joining a region's chunks), coalescing.hpp
+// (merging free neighbours with the index in step), buddy.hpp (the buddy system's halving and
+// merging), regions.hpp (the miss path, growth, expandable pools, releasing regions),
+// restore_region.hpp (a recorded state rebuilt), misuse.hpp (what a bad free names) and
+// check_invariants.hpp.
 #pragma once
 
 #include "engine/chunk.hpp"
 #include "engine/concepts.hpp"
 #include "engine/detail/bits.hpp"
+#include "engine/detail/buddy.hpp"
+#include "engine/detail/chunk_list.hpp"
 #include "engine/detail/chunk_pool.hpp"
+#include "engine/detail/coalescing.hpp"
 #include "engine/detail/hot_cold.hpp"
 #include "engine/detail/live_address_map.hpp"
 #include "engine/part_traits.hpp"
@@ -145,16 +155,16 @@ class allocator {
   {
     std::size_t const g = cfg_.size.granule();
     if (size == 0 || size % g != 0 || address % g != 0 || buddy()) return false;
-    chunk* c = chunk_at(address);
+    chunk* c = detail::find_chunk(regions_, address);
     if (c == nullptr || c->in_use() || size > c->end() - address) return false;
     auto& ix = pools_[c->region()->pool]->index;
     ix.erase(*c);
     if (address > c->address) {
-      chunk* const body = split_at(c, address - c->address);
+      chunk* const body = detail::split_at(chunks_, c, address - c->address);
       ix.insert(*c);
       c = body;
     }
-    if (c->size > size) ix.insert(*split_at(c, size));
+    if (c->size > size) ix.insert(*detail::split_at(chunks_, c, size));
     enter_live(c, size, stream);
     stats_.live_bytes += size;
     stats_.allocated_bytes += size;
@@ -196,7 +206,7 @@ class allocator {
       need = *padded;
     }
     if (buddy()) {
-      if (need > (std::size_t{1} << 63)) return misuse(alloc_status::size_overflow);
+      if (!detail::buddy::fits_chunk(need)) return misuse(alloc_status::size_overflow);
       chunk_size = need = std::bit_ceil(need);
     }
     pool_key_type const key = cfg_.pools.pool_key(stream, chunk_size);
@@ -257,14 +267,14 @@ class allocator {
     pool_entry& pool = pools_.size() == 1 ? *pools_.front() : *pools_[c->region()->pool];
     auto& ix = pool.index;
     if (immediate_coalescing()) {
-      c = coalesce_into_index(c, ix);
+      c = detail::coalesce_into_index(chunks_, ix, c);
       // region_is_idle() asked of the chunk rather than the region: a free chunk without
       // neighbours covers its region, and the region's record is not read.
       if (c->prev == nullptr && c->next == nullptr) [[unlikely]] note_idle(c->region());
     } else {
       region* const r = c->region();
       if (--r->live_chunks == 0) note_idle(r);
-      if (buddy()) c = merge_buddies(c, ix);
+      if (buddy()) c = detail::buddy::merge(chunks_, ix, c);
       ix.insert(*c);
     }
     if (maps_dedicated && pool.dedicated) {
@@ -282,22 +292,10 @@ class allocator {
   // allocate, so its address started a block once: inside a live chunk now (merged into
   // it, or a new block there under another record) or inside a free one, the block was
   // freed before; outside every region, its region was given back.
-  FRAGLAB_COLD free_status misused_reference(block_ref b, chunk const* c)
-  {
-    if (c->in_use() && c->address == b.address) {  // live, but another allocator's
-      count_misuse();
-      return free_status::unknown_pointer;
-    }
-    free_status const s = diagnosed_misuse(b.address);
-    return s == free_status::interior_pointer ? free_status::double_free : s;
-  }
+  FRAGLAB_COLD free_status misused_reference(block_ref b, chunk const* c);
 
   // A free of an address no live block starts at: counted, and said what it is.
-  FRAGLAB_COLD free_status diagnosed_misuse(std::uintptr_t address) noexcept
-  {
-    ++stats_.misuses;
-    return diagnose(address);
-  }
+  FRAGLAB_COLD free_status diagnosed_misuse(std::uintptr_t address) noexcept;
 
   // From now on every live chunk is in the address map: the ones live now are entered,
   // and enter_live() enters the rest. If memory runs out on the way, the map is emptied
@@ -319,29 +317,11 @@ class allocator {
 
   // Gives every region without a live block back to the backend (PyTorch's empty_cache).
   // Returns the bytes released.
-  std::size_t release_free_regions()
-  {
-    std::size_t released = 0;
-    for (auto& pe : pools_)
-      if (pe->page != 0) released += unmap_free_tail(*pe);
-    // Highest address first, so that an sbrk-like backend can lower its top region by region.
-    std::vector<region*> order(regions_);
-    std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base > b->base; });
-    for (region* r : order) {
-      std::size_t const size = r->size;
-      if (release(r)) released += size;
-    }
-    return released;
-  }
+  std::size_t release_free_regions();
 
   // Gives back the region that starts at `base`, if it holds no live block and the backend
   // accepts it (a replay applying a recorded segment_free). Returns whether it did.
-  bool release_region(std::uintptr_t base)
-  {
-    for (region* r : regions_)
-      if (r->base == base) return release(r);
-    return false;
-  }
+  bool release_region(std::uintptr_t base);
 
   // A block to recreate by restore_region(): a live chunk of `size` bytes at `address`.
   struct restored_block {
@@ -356,52 +336,7 @@ class allocator {
   // chunks in the gaps, in the pool `pool_key` names; in an expandable pool, the mapped
   // part of its reservation, which then starts at the region. For replays that start from a
   // recorded state. Throws std::invalid_argument on an impossible layout.
-  void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live)
-  {
-    std::size_t const g = cfg_.size.granule();
-    auto bad = [](std::string const& what) { throw std::invalid_argument("restore_region: " + what); };
-    if (a.base % g != 0 || a.size % g != 0 || a.size == 0) bad("region not aligned to the granule");
-    std::uintptr_t cursor = a.base;
-    for (auto const& b : live) {
-      if (b.address < cursor || b.address % g != 0 || b.size % g != 0 || b.size == 0 || b.requested == 0 ||
-          b.requested > b.size || b.address + b.size > a.base + a.size)
-        bad("block at " + std::to_string(b.address) + " does not fit the region's layout");
-      cursor = b.address + b.size;
-    }
-    std::uint32_t const pool = pool_for(pool_key);
-    auto& ix = pools_[pool]->index;
-    if (pool_entry& pe = *pools_[pool]; pe.page != 0) {
-      // An expandable pool's mapped part: its reservation starts here, and further pages
-      // map after it.
-      // Pages count from the reservation's base, which need not be page-aligned itself.
-      if (pe.map_base != 0 || a.size % pe.page != 0 || a.size > pe.reservation_size)
-        bad("an expandable pool's mapped range must be the only one, whole pages and within its reservation");
-      pe.map_base = a.base;
-      pe.map_end = a.end();
-      pe.reservation_end = a.base + pe.reservation_size;
-    }
-    count_acquisition(a);
-    region* r = new_region(a, pool);
-    auto append = [&](std::uintptr_t address, std::size_t size) {
-      chunk* c = make_chunk(address, size, r);
-      c->prev = r->last;
-      if (r->last != nullptr) r->last->next = c;
-      else r->first = c;
-      r->last = c;
-      return c;
-    };
-    cursor = a.base;
-    for (auto const& b : live) {
-      if (b.address > cursor) ix.insert(*append(cursor, b.address - cursor));
-      enter_live(append(b.address, b.size), b.requested, b.stream);
-      stats_.live_bytes += b.requested;
-      stats_.allocated_bytes += b.size;
-      cursor = b.address + b.size;
-    }
-    if (cursor < a.end()) ix.insert(*append(cursor, a.end() - cursor));
-    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
-    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-  }
+  void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live);
 
   [[nodiscard]] allocator_stats stats() const
   {
@@ -488,32 +423,11 @@ class allocator {
 
   FRAGLAB_COLD void count_misuse() noexcept { ++stats_.misuses; }
 
-  [[gnu::noinline]] bool release(region* r)
-  {
-    if (!region_is_idle(r) || !backend_.release(r->base, r->size)) return false;
-    auto& ix = pools_[r->pool]->index;
-    for (chunk* c = r->first; c != nullptr;) {
-      chunk* next = c->next;
-      ix.erase(*c);
-      chunks_.destroy(c);
-      ++records_released_;
-      c = next;
-    }
-    stats_.reserved_bytes -= r->size;
-    stats_.total_released_bytes += r->size;
-    ++stats_.releases;
-    regions_.erase(std::find(regions_.begin(), regions_.end(), r));
-    regions_pool_.destroy(r);
-    return true;
-  }
+  // Gives region r back, if it holds no live block and the backend takes it.
+  [[gnu::noinline]] bool release(region* r);
 
-  std::size_t free_region_bytes() const noexcept
-  {
-    std::size_t n = 0;
-    for (region const* r : regions_)
-      if (region_is_idle(r)) n += r->size;
-    return n;
-  }
+  // The bytes of the regions without a live block.
+  std::size_t free_region_bytes() const noexcept;
 
   std::uint32_t pool_for(pool_key_type const& key)
   {
@@ -550,90 +464,20 @@ class allocator {
     alloc_status status;
   };
 
-  [[gnu::noinline]] miss_outcome allocate_on_miss(std::uint32_t pool, std::size_t need)
-  {
-    auto& ix = pools_[pool]->index;
-    pool_key_type const key = pools_[pool]->key;
-    if (cfg_.coalesce.mode == coalesce_mode::deferred && coalesce_all_free() != 0)
-      if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
-    if constexpr (maps_dedicated)
-      if (std::size_t const bytes = cfg_.pools.mapping_size(need, pool_holds_memory(pool)); bytes != 0) {
-        // As grow() refuses a findable size below the request: a pool rule whose mapping
-        // cannot hold the request (its arithmetic wrapped) must not hand out a short block.
-        if (bytes < need) return {nullptr, pool, alloc_status::size_overflow};
-        if (chunk* c = map_dedicated(bytes)) return {c, dedicated_pool_, alloc_status::ok};
-      }
-    reclaim_view view{*this};
-    if constexpr (reclaim_part::before_growth) cfg_.reclaim.before_growth(view, key, need);
-    auto grow_and_select = [&]() -> miss_outcome {
-      if (alloc_status const grown = grow(pool, need); grown != alloc_status::ok) return {nullptr, pool, grown};
-      // An expandable pool serves its miss from the free tail it has extended (or found large
-      // enough), whatever the index's rules would say of that block: PyTorch's
-      // try_allocate_expandable_block hands its candidate over without get_free_block's
-      // oversize rules.
-      if (pools_[pool]->page != 0)
-        if (chunk* tail = free_tail(pool); tail != nullptr && tail->size >= need) return {tail, pool, alloc_status::ok};
-      if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
-      return {nullptr, pool, alloc_status::no_growth};  // the growth rule's region was too small for the request
-    };
-    miss_outcome m = grow_and_select();
-    if (m.c != nullptr) return m;
-    if constexpr (reclaim_part::after_failed_growth)
-      if (cfg_.reclaim.after_failed_growth(view, key, need))
-        if (m = grow_and_select(); m.c != nullptr) return m;
-    if (!cfg_.growth.release_free_regions) return m;
-    ++stats_.release_retries;
-    growth_context const ctx{need, backend_.acquired_bytes(), 0, acquisition_granularity()};
-    if (cfg_.growth.release_would_help(ctx, free_region_bytes()) && release_free_regions() != 0)
-      m = grow_and_select();
-    return m;
-  }
+  // The miss path: merge deferred neighbours, map a dedicated block, let the reclaim rule act,
+  // grow and search again, and release wholly free regions before a last growth, as the
+  // rules ask (engine/detail/regions.hpp).
+  [[gnu::noinline]] miss_outcome allocate_on_miss(std::uint32_t pool, std::size_t need);
 
-  bool pool_holds_memory(std::uint32_t pool) const noexcept
-  {
-    return std::any_of(regions_.begin(), regions_.end(), [&](region const* r) { return r->pool == pool; });
-  }
+  // Whether some region of the pool exists (a dedicated mapping's size may depend on it).
+  bool pool_holds_memory(std::uint32_t pool) const noexcept;
 
   // A block with a mapping of its own (dlmalloc's mmap path): a region in the dedicated pool,
   // from the backend's separate space, never split, released when freed.
-  chunk* map_dedicated(std::size_t bytes)
-  {
-    acquisition a;
-    if constexpr (requires { backend_.acquire_mapping(bytes); }) a = backend_.acquire_mapping(bytes);
-    else a = backend_.acquire(bytes, cfg_.size.granule());
-    if (!a) return nullptr;
-    if (dedicated_pool_ == no_pool) {
-      // The pool has no key of its own: it carries the first pool's, so a lookup by key,
-      // which returns the first pool that matches, never reaches it, whatever keys the pool
-      // rule makes (a reserved key value would alias one of them).
-      pools_.push_back(std::make_unique<pool_entry>(pool_entry{pools_.front()->key, index_type(cfg_.index)}));
-      dedicated_pool_ = static_cast<std::uint32_t>(pools_.size() - 1);
-      pools_.back()->dedicated = true;
-    }
-    std::uint32_t const pool = dedicated_pool_;
-    count_acquisition(a);
-    region* r = new_region(a, pool);
-    chunk* c = make_chunk(a.base, a.size, r);
-    r->first = r->last = c;
-    pools_[pool]->index.insert(*c);
-    return c;
-  }
+  chunk* map_dedicated(std::size_t bytes);
 
-  bool trim_tail(std::uintptr_t base, std::size_t bytes)
-  {
-    auto it = std::find_if(regions_.begin(), regions_.end(), [&](region const* r) { return r->base == base; });
-    if (it == regions_.end()) return false;
-    region* r = *it;
-    chunk* tail = r->last;
-    if (tail->in_use() || bytes == 0 || bytes >= tail->size || !backend_.release(r->end() - bytes, bytes)) return false;
-    auto& ix = pools_[r->pool]->index;
-    resize_in_index(ix, *tail, tail->size - bytes);
-    r->size -= bytes;
-    stats_.reserved_bytes -= bytes;
-    stats_.total_released_bytes += bytes;
-    ++stats_.releases;
-    return true;
-  }
+  // reclaim_view::trim_region_tail.
+  bool trim_tail(std::uintptr_t base, std::size_t bytes);
 
   // What a reclaim rule may see and do on a miss: list wholly free regions, release them.
   class reclaim_view {
@@ -661,6 +505,8 @@ class allocator {
   using reclaim_part = reclaim_traits<typename Policy::reclaim, reclaim_view, pool_key_type>;
   static_assert(sizeof(reclaim_part) > 0);
 
+  static constexpr bool updates_in_place = detail::updates_in_place<index_type, chunk>;
+
   // `owner` is the pool whose index holds c: the request's, or a dedicated mapping's.
   FRAGLAB_HOT allocation hand_out(chunk* c, pool_entry& owner, std::size_t requested, std::size_t rounded,
                                   std::size_t alignment, stream_id stream)
@@ -679,11 +525,11 @@ class allocator {
         }
         std::size_t const whole = c->size;
         if constexpr (in_place_index<index_type, chunk>) {
-          chunk* const head = split_head(c, rounded);
+          chunk* const head = detail::split_head(chunks_, c, rounded);
           ix.resized(*c, whole);
           return mark_live(head, requested, stream);
         } else {
-          ix.exchange(*c, whole, *split_at(c, rounded));
+          ix.exchange(*c, whole, *detail::split_at(chunks_, c, rounded));
           return mark_live(c, requested, stream);
         }
       }
@@ -692,15 +538,15 @@ class allocator {
     if (alignment > cfg_.size.granule()) {
       std::uintptr_t const aligned = detail::align_up_address(c->address, alignment);
       if (aligned != c->address) {
-        chunk* body = split_at(c, aligned - c->address);
+        chunk* body = detail::split_at(chunks_, c, aligned - c->address);
         ix.insert(*c);
         c = body;
       }
     }
     if (buddy()) {
-      while (c->size > rounded) ix.insert(*split_at(c, c->size / 2));
+      detail::buddy::halve_to(chunks_, ix, c, rounded);
     } else if (splits(owner, *c, rounded)) {
-      ix.insert(*split_at(c, rounded));
+      ix.insert(*detail::split_at(chunks_, c, rounded));
     }
     return mark_live(c, requested, stream);
   }
@@ -730,142 +576,6 @@ class allocator {
     if (stats_.live_bytes > stats_.peak_live_bytes) [[unlikely]] stats_.peak_live_bytes = stats_.live_bytes;
     if (stats_.allocated_bytes > stats_.peak_allocated_bytes) [[unlikely]] stats_.peak_allocated_bytes = stats_.allocated_bytes;
     return {c->address, c->size, alloc_status::ok, c};
-  }
-
-  // Cuts c at `offset`; c keeps the low part, the returned chunk (free, unindexed) the rest.
-  chunk* split_at(chunk* c, std::size_t offset)
-  {
-    chunk* n = chunks_.create(c->address + offset, c->size - offset, c->region(), c, c->next);
-    if (c->next != nullptr) c->next->prev = n;
-    else c->region()->last = n;
-    c->next = n;
-    c->size = offset;
-    return n;
-  }
-
-  // Cuts c at `offset` the other way round: the returned chunk (new, unindexed) takes the
-  // low part, c keeps the rest and its record.
-  chunk* split_head(chunk* c, std::size_t offset)
-  {
-    chunk* h = chunks_.create(c->address, offset, c->region(), c->prev, c);
-    if (c->prev != nullptr) c->prev->next = h;
-    else c->region()->first = h;
-    c->prev = h;
-    c->address += offset;
-    c->size -= offset;
-    return h;
-  }
-
-  // c absorbs its next neighbour, whose record is recycled.
-  void absorb_next(chunk* c) noexcept
-  {
-    c->size += c->next->size;
-    chunks_.destroy(unlink_next(c));
-  }
-
-  // c absorbs its previous neighbour, whose record is recycled: c's start moves down to it.
-  void absorb_prev(chunk* c) noexcept
-  {
-    chunk* const p = c->prev;
-    c->address = p->address;
-    c->size += p->size;
-    c->prev = p->prev;
-    if (p->prev != nullptr) p->prev->next = c;
-    else c->region()->first = c;
-    chunks_.destroy(p);
-  }
-
-  // Takes c's next neighbour out of the region's address list (c's size is the caller's).
-  chunk* unlink_next(chunk* c) noexcept
-  {
-    chunk* n = c->next;
-    c->next = n->next;
-    if (n->next != nullptr) n->next->prev = c;
-    else c->region()->last = c;
-    return n;
-  }
-
-  // c is free and not in the index; merges it with its free neighbours (next first, then
-  // previous, as TF does) and leaves the surviving chunk in the index.
-  chunk* coalesce_into_index(chunk* c, index_type& ix) noexcept
-  {
-    if constexpr (updates_in_place) {
-      chunk* const n = c->next != nullptr && !c->next->in_use() ? c->next : nullptr;
-      chunk* const p = c->prev != nullptr && !c->prev->in_use() ? c->prev : nullptr;
-      if (p != nullptr) {  // the previous chunk grows where it is
-        if (n != nullptr) {
-          ix.erase(*n);
-          absorb_next(c);
-        }
-        resize_in_index(ix, *p, p->size + c->size);
-        chunks_.destroy(unlink_next(p));
-        return p;
-      }
-      if (n != nullptr) {
-        std::size_t const was = n->size;
-        if constexpr (in_place_index<index_type, chunk>) {  // the next chunk grows down where it is
-          absorb_prev(n);
-          ix.resized(*n, was);
-          return n;
-        } else {  // c, grown, takes its next neighbour's place
-          c->size += was;
-          ix.exchange(*n, was, *c);
-          chunks_.destroy(unlink_next(c));
-          return c;
-        }
-      }
-      ix.insert(*c);
-      return c;
-    } else {
-      c = merge_free_neighbours(c, ix);
-      ix.insert(*c);
-      return c;
-    }
-  }
-
-  // c, in the index, changes size; its address stays.
-  void resize_in_index(index_type& ix, chunk& c, std::size_t size)
-  {
-    if constexpr (updates_in_place) {
-      std::size_t const was = c.size;
-      c.size = size;
-      resized_in_index(ix, c, was);
-    } else {
-      ix.erase(c);
-      c.size = size;
-      ix.insert(c);
-    }
-  }
-
-  // Whether the index splits and merges in place: by address alone (in_place_index: the
-  // indexed record survives, and only its start or its size changes), or by a key it checks
-  // on each exchange (keyed_in_place_index). hand_out, coalesce_into_index and the helper
-  // below are where the two kinds differ.
-  static constexpr bool updates_in_place =
-      in_place_index<index_type, chunk> || keyed_in_place_index<index_type, chunk>;
-
-  // c, indexed when its size was `was`, has grown or shrunk where it is.
-  void resized_in_index(index_type& ix, chunk& c, std::size_t was) noexcept
-  {
-    if constexpr (in_place_index<index_type, chunk>) ix.resized(c, was);
-    else ix.exchange(c, was, c);
-  }
-
-  // c is free and not in the index; merges it with free neighbours (next first, then
-  // previous, as TF does) and returns the surviving chunk, still unindexed.
-  chunk* merge_free_neighbours(chunk* c, index_type& ix) noexcept
-  {
-    if (c->next != nullptr && !c->next->in_use()) {
-      ix.erase(*c->next);
-      absorb_next(c);
-    }
-    if (c->prev != nullptr && !c->prev->in_use()) {
-      chunk* p = c->prev;
-      ix.erase(*p);
-      absorb_next(p);
-      c = p;
-    }
-    return c;
   }
 
   [[nodiscard]] bool buddy() const noexcept { return cfg_.coalesce.mode == coalesce_mode::buddy; }
@@ -913,157 +623,35 @@ class allocator {
   // fixed in the type").
   static constexpr bool maps_dedicated = pool_part::mapping_size;
 
-  // c is free and not in the index; merges it with its buddy while the buddy is free and of
-  // the same size (it is then c's address neighbour), and returns the survivor, unindexed.
-  chunk* merge_buddies(chunk* c, index_type& ix) noexcept
-  {
-    for (;;) {
-      bool const lower_half = ((c->address - c->region()->base) / c->size) % 2 == 0;
-      chunk* b = lower_half ? c->next : c->prev;
-      if (b == nullptr || b->in_use() || b->size != c->size) return c;
-      ix.erase(*b);
-      if (!lower_half) c = b;
-      absorb_next(c);
-    }
-  }
-
-  // Deferred coalescing: merges every run of adjacent free chunks. Returns merges made.
+  // Deferred coalescing's sweep over every region. Returns the merges made.
   std::size_t coalesce_all_free()
   {
-    std::size_t merges = 0;
-    for (region* r : regions_) {
-      auto& ix = pools_[r->pool]->index;
-      for (chunk* c = r->first; c != nullptr; c = c->next) {
-        if (c->in_use() || c->next == nullptr || c->next->in_use()) continue;
-        ix.erase(*c);
-        while (c->next != nullptr && !c->next->in_use()) {
-          ix.erase(*c->next);
-          absorb_next(c);
-          ++merges;
-        }
-        ix.insert(*c);
-      }
-    }
-    return merges;
+    return detail::coalesce_all_free(chunks_, regions_, [this](region const* r) -> index_type& { return pools_[r->pool]->index; });
   }
 
   // The region of this pool that the next acquisition will extend, if any: the backend
   // merges acquisitions and says where the next one starts, and a region ends there.
-  region* merge_candidate(std::uint32_t pool) const noexcept
-  {
-    if (!backend_.supports_merging() || buddy()) return nullptr;
-    std::uintptr_t next = 0;
-    if constexpr (requires { backend_.next_address(); }) next = backend_.next_address();
-    for (region* r : regions_)
-      if (r->pool == pool && next != 0 && r->end() == next) return r;
-    return nullptr;
-  }
+  region* merge_candidate(std::uint32_t pool) const noexcept;
 
   // An expandable pool maps pages at the end of its reservation, extending its free tail.
-  alloc_status grow_expandable(std::uint32_t pool, std::size_t need)
-  {
-    if constexpr (!requires(std::uintptr_t at, std::size_t n) {
-                    backend_.reserve(n, n);
-                    backend_.acquire_at(at, n);
-                  }) {
-      return alloc_status::backend_refused;  // this backend cannot reserve address space
-    } else {
-      return map_into_reservation(pool, need);
-    }
-  }
+  alloc_status grow_expandable(std::uint32_t pool, std::size_t need);
 
-  alloc_status map_into_reservation(std::uint32_t pool, std::size_t need)
-  {
-    pool_entry& pe = *pools_[pool];
-    if (pe.map_base == 0) {
-      acquisition const r = backend_.reserve(pe.reservation_size, pe.page);
-      if (!r) return alloc_status::backend_refused;
-      pe.map_base = pe.map_end = r.base;
-      pe.reservation_end = r.end();
-    }
-    region* const candidate = mapped_end_region(pool);
-    std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use() ? candidate->last->size : 0;
-    if (tail_free >= need) return alloc_status::ok;  // the tail serves as it is (the index refused it as oversize)
-    std::size_t const findable = findable_size<fit_type>(pe.index, need);
-    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, pe.page};
-    growth_decision const d = cfg_.growth.acquisition(ctx);
-    if (d.bytes == 0) return d.refusal;
-    if (d.bytes > pe.reservation_end - pe.map_end) return alloc_status::capacity;
-    acquisition const a = backend_.acquire_at(pe.map_end, d.bytes);
-    if (!a) return d.bytes > backend_.capacity() - backend_.acquired_bytes() ? alloc_status::capacity : alloc_status::backend_refused;
-    pe.map_end = a.end();
-    cfg_.growth.on_acquired(a.size);
-    add_region(pool, a, candidate, true);
-    return alloc_status::ok;
-  }
+  // Maps the pages the growth rule asks for after an expandable pool's mapped end.
+  alloc_status map_into_reservation(std::uint32_t pool, std::size_t need);
 
   // The region of an expandable pool that ends where its mapping ends, if any.
-  region* mapped_end_region(std::uint32_t pool) const noexcept
-  {
-    region* found = nullptr;
-    for (region* r : regions_)
-      if (r->pool == pool && r->end() == pools_[pool]->map_end) found = r;
-    return found;
-  }
+  region* mapped_end_region(std::uint32_t pool) const noexcept;
 
   // The free block at the end of an expandable pool's mapping, if any.
-  chunk* free_tail(std::uint32_t pool) const noexcept
-  {
-    region const* r = mapped_end_region(pool);
-    return r != nullptr && !r->last->in_use() ? r->last : nullptr;
-  }
+  chunk* free_tail(std::uint32_t pool) const noexcept;
 
   // empty_cache for an expandable pool: unmap the whole pages of its free tail (a region
   // left with no live block goes entirely). Returns the bytes unmapped.
-  std::size_t unmap_free_tail(pool_entry& pe)
-  {
-    for (region* r : regions_) {
-      if (pools_[r->pool].get() != &pe || r->end() != pe.map_end || r->last->in_use()) continue;
-      std::size_t const size = r->size;
-      if (region_is_idle(r)) {
-        std::uintptr_t const base = r->base;
-        if (!release(r)) return 0;
-        pe.map_end = base;
-        return size;
-      }
-      // Pages count from the reservation's base.
-      std::uintptr_t const keep_to = pe.map_base + detail::round_up_to_multiple(r->last->address - pe.map_base, pe.page);
-      std::size_t const bytes = r->end() > keep_to ? r->end() - keep_to : 0;
-      if (bytes == 0 || !trim_tail(r->base, bytes)) return 0;
-      pe.map_end -= bytes;
-      return bytes;
-    }
-    return 0;
-  }
+  std::size_t unmap_free_tail(pool_entry& pe);
 
-  alloc_status grow(std::uint32_t pool, std::size_t need)
-  {
-    if (pools_[pool]->page != 0) return grow_expandable(pool, need);
-    region* candidate = merge_candidate(pool);
-    bool const merge_tail = candidate != nullptr && cfg_.coalesce.mode != coalesce_mode::never;
-    std::size_t const tail_free = merge_tail && !candidate->last->in_use() ? candidate->last->size : 0;
-    std::size_t const findable = findable_size<fit_type>(pools_[pool]->index, need);
-    if (findable < need) return alloc_status::size_overflow;
-    growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, acquisition_granularity()};
-    growth_decision const d = cfg_.growth.acquisition(ctx);
-    if (d.bytes == 0) return d.refusal;
-    std::size_t bytes = d.bytes;
-    for (;;) {
-      // Buddy offsets are relative to the region's base: aligning the base to its largest
-      // power of two makes every buddy chunk aligned to its own size in absolute terms.
-      std::size_t const alignment = buddy() ? std::max(cfg_.size.granule(), std::bit_floor(bytes)) : cfg_.size.granule();
-      acquisition const a = backend_.acquire(bytes, alignment);
-      if (a) {
-        cfg_.growth.on_acquired(a.size);
-        add_region(pool, a, candidate, merge_tail);
-        return alloc_status::ok;
-      }
-      bool const over_capacity = bytes > backend_.capacity() || backend_.acquired_bytes() > backend_.capacity() - bytes;
-      alloc_status const why = over_capacity ? alloc_status::capacity : alloc_status::backend_refused;
-      bytes = cfg_.growth.on_refused(ctx, bytes);
-      if (bytes == 0) return why;
-    }
-  }
+  // Acquires what the growth rule asks for a miss of `need` bytes in `pool` (retrying smaller
+  // where the backend refuses and the rule says so) and adds it as a region or to the top one.
+  alloc_status grow(std::uint32_t pool, std::size_t need);
 
   // What every acquisition is a multiple of: the backend's granularity, or the size rule's
   // granule where that is larger (both powers of two), since every chunk's size is a multiple
@@ -1075,74 +663,15 @@ class allocator {
     return std::max<std::size_t>(cfg_.size.granule(), backend_.granularity());
   }
 
-  void add_region(std::uint32_t pool, acquisition a, region* candidate, bool merge_tail)
-  {
-    auto& ix = pools_[pool]->index;
-    count_acquisition(a);
-    if (candidate != nullptr && candidate->end() == a.base) {
-      // Adjacent to the pool's top region: extend it, and its free tail if there is one.
-      chunk* tail = candidate->last;
-      candidate->size += a.size;
-      ++candidate->acquisitions;
-      if (merge_tail && !tail->in_use()) {
-        resize_in_index(ix, *tail, tail->size + a.size);
-        return;
-      }
-      chunk* c = make_chunk(a.base, a.size, candidate);
-      c->prev = tail;
-      tail->next = c;
-      candidate->last = c;
-      ix.insert(*c);
-      return;
-    }
-    region* r = new_region(a, pool);
-    if (buddy()) {
-      tile_with_powers_of_two(r, ix);
-      return;
-    }
-    chunk* c = make_chunk(a.base, a.size, r);
-    r->first = r->last = c;
-    ix.insert(*c);
-  }
+  // An acquisition added to `pool`: extending `candidate` where it ends at a.base (its free
+  // tail too, with merge_tail), else as a new region, tiled by one free chunk or by buddies.
+  void add_region(std::uint32_t pool, acquisition a, region* candidate, bool merge_tail);
 
-  // Buddy: a region whose size is not a power of two is tiled by the largest powers of two
-  // from its base, each then at an offset that is a multiple of its size.
-  void tile_with_powers_of_two(region* r, index_type& ix)
-  {
-    std::size_t const granule = cfg_.size.granule();
-    std::size_t offset = 0;
-    while (r->size - offset >= granule) {
-      std::size_t const size = std::bit_floor(r->size - offset);
-      chunk* c = make_chunk(r->base + offset, size, r);
-      c->prev = r->last;
-      if (r->last != nullptr) r->last->next = c;
-      else r->first = c;
-      r->last = c;
-      ix.insert(*c);
-      offset += size;
-    }
-  }
-
-  void count_acquisition(acquisition a) noexcept
-  {
-    ++stats_.acquisitions;
-    stats_.reserved_bytes += a.size;
-    stats_.total_acquired_bytes += a.size;
-    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
-  }
+  // An acquisition in the statistics.
+  void count_acquisition(acquisition a) noexcept;
 
   // An empty region record for `a` in `pool`; the caller tiles it with chunks.
-  region* new_region(acquisition a, std::uint32_t pool)
-  {
-    region* r = regions_pool_.create();
-    r->base = a.base;
-    r->size = a.size;
-    r->pool = pool;
-    r->serial = next_region_serial_++;
-    regions_.push_back(r);
-    stats_.peak_regions = std::max(stats_.peak_regions, regions_.size());
-    return r;
-  }
+  region* new_region(acquisition a, std::uint32_t pool);
 
   chunk* make_chunk(std::uintptr_t address, std::size_t size, region* r)
   {
@@ -1150,23 +679,9 @@ class allocator {
     return chunks_.create(address, size, r, nullptr, nullptr);
   }
 
-  // The chunk whose range holds `address`, or null.
-  chunk* chunk_at(std::uintptr_t address) const noexcept
-  {
-    for (region const* r : regions_) {
-      if (!r->contains(address)) continue;
-      for (chunk* c = r->first; c != nullptr; c = c->next)
-        if (address >= c->address && address < c->end()) return c;
-    }
-    return nullptr;
-  }
-
-  FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept
-  {
-    chunk const* const c = chunk_at(address);
-    if (c == nullptr) return free_status::unknown_pointer;
-    return c->in_use() ? free_status::interior_pointer : free_status::double_free;
-  }
+  // What `address`, which starts no live block, is: inside a live block, inside a free one,
+  // or outside every region.
+  FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept;
 
   std::vector<region const*> regions_by_address() const
   {
@@ -1198,3 +713,6 @@ class allocator {
 }  // namespace fraglab
 
 #include "engine/detail/check_invariants.hpp"
+#include "engine/detail/misuse.hpp"
+#include "engine/detail/regions.hpp"
+#include "engine/detail/restore_region.hpp"
