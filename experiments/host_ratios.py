@@ -4,7 +4,8 @@ trace files alone: for a machine that cannot run speed_table.py (no build, no tr
 programs, nothing to install), such as the GPU machine's host (docs/performance.md).
 
     experiments/host_ratios.py --bench BIN [--libdir DIR] [--rounds N] [--iterations N]
-                               [--variant LABEL=SPEC]... [--out FILE.md] TRACE...
+                               [--variant LABEL=SPEC]... [--out FILE.md [--run NAME]] TRACE...
+    experiments/host_ratios.py --import ONE_RUN.md --run NAME --out FILE.md
 
 Each round takes the traces one at a time and replays each under glibc, jemalloc, mimalloc
 and tcmalloc (each preloaded in a process of its own, as speed_table.py loads them), then
@@ -18,30 +19,63 @@ as they are: a policy or compose: spec under a short label, such as segregated_p
 tlsf's mapping with sli=4. The allocator stays warm from pass to pass, so a configuration
 whose free chunks only ever get smaller (a splitting policy with coalesce=never) measures
 a state that worsens with every pass.
+
+--out is a file of runs, one section each (results/host_ratios.md holds every machine's): the
+run's name (--run; by default the processor, its cores and the variants' labels) is its
+section, replaced or added; the other runs are kept. --import takes a report of one run that
+an earlier version of this script wrote (its provenance and tables as they are) into such a
+file as the run NAME, measuring nothing; with --out naming the same file, it becomes a file of
+runs holding that one.
 """
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 
-from results_io import (at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
-                        repeated_trace_name, write_markdown)
+from results_io import (InputError, at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
+                        processor, repeated_trace_name, runs_of, write_markdown_run)
 from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects, worst_and_within
+
+SCRIPT = "host_ratios.py"
+TITLE = "Host speed: each preset against the fastest general-purpose allocator"
+ABOUT = ("Each section is one run on one machine (its command, commit, machine and inputs, then its tables); "
+         "a run rewrites its own section and keeps the others.")
 
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-    parser.add_argument("--bench", required=True, type=input_file, help="a bench_allocators binary")
+    parser.add_argument("--bench", type=input_file, help="a bench_allocators binary")
     parser.add_argument("--libdir", default=LIBDIR, help="where the general-purpose allocators' libraries are")
     parser.add_argument("--rounds", type=at_least_one, default=3, help="rounds of every measurement; the minimum is kept")
     parser.add_argument("--iterations", type=at_least_one, default=3,
                         help="timed passes per benchmark (more for short traces)")
     parser.add_argument("--variant", action="append", default=[], type=variant, metavar="LABEL=SPEC",
                         help="also measure SPEC (a policy name or compose: spec) and report it as LABEL; repeatable")
-    parser.add_argument("--out", type=output_file, help="also write the table to this Markdown file")
-    parser.add_argument("traces", nargs="+", metavar="TRACE", type=input_file)
+    parser.add_argument("--out", type=output_file, help="also write the tables, as the run --run names, into this "
+                        "Markdown file of runs")
+    parser.add_argument("--run", type=run_name,
+                        help="the run's section in --out, replaced if there, else added (default: the processor and "
+                             "its cores, then the variants' labels)")
+    parser.add_argument("--import", dest="imported", type=input_file, metavar="ONE_RUN.md",
+                        help="put this report of one run into --out as the run --run names, measuring nothing")
+    parser.add_argument("traces", nargs="*", metavar="TRACE", type=input_file)
     args = parser.parse_args(argv)
+    converting = args.imported and args.out and os.path.realpath(args.imported) == os.path.realpath(args.out)
+    if args.out and not converting:
+        try:  # before minutes of measuring: the file must be one this script keeps runs in
+            runs_of(args.out, SCRIPT)
+        except InputError as e:
+            parser.error(f"--out: {e}")
+    if args.imported:
+        if args.traces or args.bench or args.variant or not args.out or "--run" not in argv:
+            parser.error("--import takes --run and --out, and no --bench, --variant or TRACE")
+        return args
+    if not args.bench or not args.traces:
+        parser.error("the arguments --bench and TRACE are required")
+    if args.run is None:
+        args.run = processor() + "".join(f", with {label}" for label, _ in args.variant)
     # A label or spec may name no other subject: each is a key of the measurements.
     taken = TARGETS + ["bump"] + [name for name, _ in GENERAL_PURPOSE]
     for i, part in enumerate(("label", "spec")):
@@ -53,6 +87,13 @@ def parse_arguments(argv):
     if clash:
         parser.error(clash)
     return args
+
+
+def run_name(text):
+    """A run's name: one line that a Markdown heading can hold."""
+    if not text.strip() or "\n" in text or text != text.strip():
+        raise argparse.ArgumentTypeError(f"expected a name on one line, without leading or trailing blanks, got '{text}'")
+    return text
 
 
 def variant(text):
@@ -102,8 +143,27 @@ def tables(least, columns):
     return rows, summary
 
 
+def imported_run(path):
+    """The provenance and tables of a one-run report, as lines of a run's section."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if len(lines) < 4 or not lines[0].startswith("# ") or lines[2] != f"Produced by `experiments/{SCRIPT}`; do not edit by hand." \
+            or not lines[4].startswith("- command: "):
+        raise InputError(f"{path}:1: expected a report of one run written by experiments/{SCRIPT}")
+    return lines[4:]
+
+
 def main(argv):
     args = parse_arguments(argv)
+    if args.imported:
+        try:
+            body = imported_run(args.imported)
+            imported_by = f"- imported by: `{shlex.join([f'experiments/{SCRIPT}'] + argv)}`"
+            write_markdown_run(args.out, TITLE, SCRIPT, ABOUT, args.run, [], [[imported_by] + body],
+                               replace_all=os.path.realpath(args.imported) == os.path.realpath(args.out))
+        except InputError as e:
+            sys.exit(f"{SCRIPT}: {e}")
+        return
     least = measure(args)
     columns = TARGETS + [label for label, _ in args.variant]
     rows, summary = tables(least, columns)
@@ -113,14 +173,14 @@ def main(argv):
     print("\n".join(per_trace + [""] + targets + ([""] + legend if legend else [])))
     if args.out:
         inputs = [(f"input {os.path.basename(p)}", f"sha256 {file_digest(p)}") for p in args.traces]
-        write_markdown(args.out, "Issue 7's ratios on one machine", "host_ratios.py",
-                       provenance("host_ratios.py", argv, inputs),
-                       [[f"The minimum of {args.rounds} rounds, ns per operation of a replay over host memory "
-                         "(`bench_allocators --patterns none --iterations N --min-events 1000000`), and in "
-                         "brackets the ratio to the fastest of glibc, jemalloc, mimalloc and tcmalloc on that "
-                         "trace, each loaded with LD_PRELOAD in a process of its own."
-                         + (" The variants, measured in the presets' process:" if legend else "")]]
-                       + ([legend] if legend else []) + [per_trace, targets])
+        write_markdown_run(args.out, TITLE, SCRIPT, ABOUT, args.run,
+                           provenance(SCRIPT, argv, inputs),
+                           [[f"The minimum of {args.rounds} rounds, ns per operation of a replay over host memory "
+                             "(`bench_allocators --patterns none --iterations N --min-events 1000000`), and in "
+                             "brackets the ratio to the fastest of glibc, jemalloc, mimalloc and tcmalloc on that "
+                             "trace, each loaded with LD_PRELOAD in a process of its own."
+                             + (" The variants, measured in the presets' process:" if legend else "")]]
+                           + ([legend] if legend else []) + [per_trace, targets])
 
 
 if __name__ == "__main__":

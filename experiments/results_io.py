@@ -78,6 +78,17 @@ def file_digest(path):
     return h.hexdigest()[:16]
 
 
+def processor():
+    """The CPU's model name and the number of cores: what a timing depends on."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
 def provenance(script, argv, inputs=(), outputs=(), root=ROOT):
     """[(key, value)]: the command, commit, machine, date, then `inputs` (key, value) pairs.
 
@@ -89,16 +100,10 @@ def provenance(script, argv, inputs=(), outputs=(), root=ROOT):
     spared = [f":(exclude){path}" for path in outputs]
     if run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "."] + spared).strip():
         commit += " (with uncommitted changes)"
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     return [
         ("command", " ".join([f"experiments/{script}"] + argv)),
         ("commit", commit),
-        ("machine", f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"),
+        ("machine", f"{platform.node()}: {processor()}, {platform.system()} {platform.release()}"),
         ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
     ] + list(inputs)
 
@@ -192,6 +197,53 @@ def write_markdown(path, title, script, header, sections):
     for section in sections:
         md += [""] + section
     write_atomically(path, "\n".join(md) + "\n")
+
+
+def runs_of(path, script):
+    """[(run name, its lines)] of a Markdown file write_markdown_run() wrote, in their order;
+    [] where `path` does not exist. Raises InputError where it exists but is not such a
+    file, so that a run never overwrites a file it did not make."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if len(lines) < 3 or not lines[0].startswith("# ") or not lines[2].startswith(f"Produced by `experiments/{script}`; do not edit by hand."):
+        raise InputError(f"{path}:1: expected a file of runs written by experiments/{script}")
+    runs = []
+    for number, line in enumerate(lines[3:], start=4):
+        if line.startswith("## "):
+            runs.append((line[3:], []))
+        elif runs:
+            runs[-1][1].append(line)
+        elif line.startswith("- command: "):
+            raise InputError(f"{path}:{number}: expected '## RUN' before a run's provenance (this is a file of one run)")
+    return runs
+
+
+def write_markdown_run(path, title, script, about, run, header, sections, replace_all=False):
+    """Writes one run of an experiment measured on several machines into the Markdown file
+    that holds them all: the section `## RUN` (its provenance, then `sections`) is replaced,
+    or added after the others; the other runs are kept as they are. A file lock on the
+    file's directory keeps two runs finishing at once (cluster jobs) from losing either.
+    With replace_all, the file's content is not read: the run is all it will hold."""
+    import fcntl
+
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        runs = {} if replace_all else dict(runs_of(path, script))
+        body = [f"- {key}: `{value}`" for key, value in header]
+        for section in sections:
+            body += ([""] if body else []) + section
+        runs[run] = [""] + body
+        md = [f"# {title}", "", f"Produced by `experiments/{script}`; do not edit by hand. {about}"]
+        for name, lines in runs.items():
+            while lines and lines[-1] == "":
+                lines.pop()
+            md += ["", f"## {name}"] + lines
+        write_atomically(path, "\n".join(md) + "\n")
+    finally:
+        os.close(fd)
 
 
 def output_file(path):

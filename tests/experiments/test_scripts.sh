@@ -267,6 +267,36 @@ ratios_ok() {  # every "NS (RATIOx)" cell of the trace's row against the fastest
       found = 1 } END { exit !(found && !bad) }' "$work/hr.out"
 }
 expect "host_ratios.py's ratios are each preset's ns/op over the fastest general-purpose allocator's" ratios_ok
+# Runs on several machines share one file, a section each: a run rewrites its own section
+# and keeps the others in their places; a report of one run (as earlier versions wrote) is
+# taken in by --import; a file that is not a file of runs is refused before measuring.
+run_default=$(grep -m1 "^## " "$work/hr.md")
+expect "a run's section is named by the processor, its cores and its variants by default" \
+  '[[ $run_default == "## "*" cores, with tlsf-sli4" ]]'
+cp "$work/hr.md" "$work/hr-runs.md"
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+  --run "other machine" --out "$work/hr-runs.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
+expect "a second run adds its section after the first, which is kept as it was" \
+  '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md") == "$run_default"$'"'"'\n'"'"'"## other machine" ]] && [[ $(grep -c "^- command: " "$work/hr-runs.md") -eq 2 ]] && [[ $(sed -n "/^$run_default$/,/^## other/p" "$work/hr-runs.md" | head -n -1) == $(sed -n "/^$run_default$/,\$p" "$work/hr.md") ]]'
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+  --variant "tlsf-sli4=$sli4" --out "$work/hr-runs.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
+expect "a run of the same name replaces its section, in its place" \
+  '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md") == "$run_default"$'"'"'\n'"'"'"## other machine" && $(grep -c "^- command: " "$work/hr-runs.md") -eq 2 ]]'
+printf '# A report\n\nProduced by `experiments/host_ratios.py`; do not edit by hand.\n\n- command: `experiments/host_ratios.py x`\n- commit: `abc`\n\n| trace |\n|---|\n' > "$work/hr-one.md"
+cp "$work/hr-one.md" "$work/hr-one-kept.md"
+$py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-one.md" "$ratio_trace" \
+  > /dev/null 2> "$work/hr.err"
+expect "a report of one run is refused as --out, before measuring, and left as it was" \
+  '[[ $? -eq 2 ]] && grep -q -- "--out: $work/hr-one.md:5: expected .## RUN. before" "$work/hr.err" && cmp -s "$work/hr-one.md" "$work/hr-one-kept.md"'
+$py "$root/experiments/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-runs.md" 2> "$work/hr.err"
+expect "--import adds a report of one run as a section, its provenance and tables as they were" \
+  '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md" | tail -1) == "## old run" ]] && [[ $(sed -n "/^## old run$/,\$p" "$work/hr-runs.md" | tail -n +4) == $(tail -n +5 "$work/hr-one.md") ]] && grep -q "^- imported by: .*--import $work/hr-one.md --run .old run." "$work/hr-runs.md"'
+$py "$root/experiments/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-one.md" 2> "$work/hr.err"
+expect "--import into the report itself makes it a file of that one run" \
+  '[[ $? -eq 0 && $(grep -c "^## " "$work/hr-one.md") -eq 1 ]] && grep -q "^## old run$" "$work/hr-one.md"'
+$py "$root/experiments/host_ratios.py" --import "$work/hr-runs.md" --run "again" --out "$work/hr-one.md" 2> "$work/hr.err"
+expect "--import refuses a file of runs as a report of one run" \
+  '[[ $? -ne 0 ]] && grep -q "hr-runs.md:1: expected a report of one run" "$work/hr.err" && [[ $(grep -c "^## " "$work/hr-one.md") -eq 1 ]]'
 for bad in "nolabel" "tlsf=$sli4" "=tlsf" "bump=$sli4" "mine=tlsf" "a=$sli4 --variant b=$sli4"; do
   $py "$root/experiments/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant $bad \
     --out "$work/hr-bad.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
