@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # fraglab plan and replay --offline end to end: MiniMalloc's CSV in and out, every trace
-# format, every placement checked by an independent validator (tests/policies/
+# format, every placement checked by an independent validator (tests/policies/offline/
 # check_placement.py), the bound and proof reported, and bad input refused with nothing
 # written.
 set -u
 fraglab=${1:?usage: test_plan.sh PATH_TO_FRAGLAB}
-check=$(dirname "$0")/../policies/check_placement.py
+check=$(dirname "$0")/../policies/offline/check_placement.py
 shared=$(dirname "$0")/../../../shared/traces
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
