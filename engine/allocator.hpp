@@ -404,11 +404,12 @@ class allocator {
     pool_key_type key;
     index_type index;
     bool dedicated = false;  // every block has a mapping of its own (pool rule's mapping_size)
-    // Expandable pools (pool rule's reservation): one reserved address range, mapped in
-    // pages from its start; map_end is where the next pages go.
+    // Expandable pools (pool rule's reservation): one reserved address range, mapped and
+    // unmapped in whole pages counted from map_base; each mapped run of pages is a region,
+    // so the pool's regions never touch, and the unmapped ranges lie between and after them.
     std::size_t page = 0;  // 0: an ordinary pool
     std::size_t reservation_size = 0;
-    std::uintptr_t map_base = 0, map_end = 0, reservation_end = 0;
+    std::uintptr_t map_base = 0, reservation_end = 0;
   };
 
   // The refusal is built where it is returned; only the count is out of line. A cold call
@@ -633,21 +634,31 @@ class allocator {
   // merges acquisitions and says where the next one starts, and a region ends there.
   region* merge_candidate(std::uint32_t pool) const noexcept;
 
-  // An expandable pool maps pages at the end of its reservation, extending its free tail.
+  // An expandable pool maps pages into its reservation (map_into_reservation).
   alloc_status grow_expandable(std::uint32_t pool, std::size_t need);
 
-  // Maps the pages the growth rule asks for after an expandable pool's mapped end.
+  // PyTorch's find_expandable_block and try_allocate_expandable_block: the first unmapped
+  // range, in address order, that with the free chunk before it and the free or unmapped
+  // space after it holds `need` bytes is mapped, as little of it as the request needs, and
+  // the free chunk that then holds the request is left in expandable_candidate_.
   alloc_status map_into_reservation(std::uint32_t pool, std::size_t need);
 
-  // The region of an expandable pool that ends where its mapping ends, if any.
-  region* mapped_end_region(std::uint32_t pool) const noexcept;
+  // Maps `a` (pages of an unmapped range of `pool`) into the pool: it extends the region that
+  // ends at a.base, or starts one, and joins the region that starts at its end. Returns the
+  // free chunk that covers `a`, merged with its free neighbours.
+  chunk* add_mapped_pages(std::uint32_t pool, acquisition a);
 
-  // The free block at the end of an expandable pool's mapping, if any.
-  chunk* free_tail(std::uint32_t pool) const noexcept;
+  // empty_cache for an expandable pool (PyTorch's release_blocks and unmap_block): every
+  // free chunk gives back the whole pages inside it, which splits its region around the hole.
+  // Returns the bytes unmapped.
+  std::size_t unmap_free_pages(std::uint32_t pool);
 
-  // empty_cache for an expandable pool: unmap the whole pages of its free tail (a region
-  // left with no live block goes entirely). Returns the bytes unmapped.
-  std::size_t unmap_free_tail(pool_entry& pe);
+  // The pages of `pool` [at, at + bytes) inside the free chunk c are unmapped already: c is
+  // cut around them, and its region split in two (or shortened, or gone).
+  void remove_unmapped(std::uint32_t pool, chunk* c, std::uintptr_t at, std::size_t bytes);
+
+  // After a mapping or an unmapping in an expandable pool: each region's unmapped_after.
+  void note_mapping_changed(std::uint32_t pool);
 
   // Acquires what the growth rule asks for a miss of `need` bytes in `pool` (retrying smaller
   // where the backend refuses and the rule says so) and adds it as a region or to the top one.
@@ -697,6 +708,7 @@ class allocator {
   std::vector<region*> regions_;
   std::vector<std::unique_ptr<pool_entry>> pools_;
   std::uint32_t dedicated_pool_ = no_pool;  // where blocks with a mapping of their own go
+  chunk* expandable_candidate_ = nullptr;    // map_into_reservation's answer to allocate_on_miss
   detail::live_address_map<chunk> live_{cfg_.size.granule()};
   bool addresses_mapped_ = false;  // live_ holds every live chunk (since the first free by address)
   allocator_stats stats_;

@@ -102,6 +102,7 @@ struct basic_region {
   std::size_t live_chunks = 0;  // chunks in use, counted only without immediate coalescing (allocator::region_is_idle)
   std::size_t acquisitions = 1; // backend acquisitions merged into this region
   std::uint64_t free_since = 0; // the reclaim rule's clock when its last live block was freed
+  std::size_t unmapped_after = 0; // expandable pools: the unmapped bytes of the reservation from end() on
   Chunk* first = nullptr;
   Chunk* last = nullptr;
 

@@ -7,6 +7,8 @@
 //   its pool's index; the counts of both agree with the containers;
 // - byte conservation: live, allocated and reserved equal the sums over chunks and regions,
 //   and reserved equals what the backend holds for us;
+// - an expandable pool's regions are runs of whole pages in its reservation that never
+//   touch, each with the unmapped bytes after it;
 // - with immediate coalescing, no two adjacent chunks of a region are free; with buddy
 //   coalescing, chunks are powers of two aligned to their size and no free chunk has a free
 //   buddy of its size;
@@ -42,6 +44,19 @@ std::string allocator<Policy, Backend>::check_invariants() const
     }
     previous = r;
     reserved += r->size;
+    if (pool_entry const& pe = *pools_[r->pool]; pe.page != 0) {
+      // An expandable pool's regions are its mapped runs of whole pages: apart from each other,
+      // inside the reservation, each knowing the unmapped bytes after it.
+      std::uintptr_t next = pe.reservation_end;
+      for (region const* o : regions_)
+        if (o != r && o->pool == r->pool && o->base >= r->base) next = std::min(next, o->base);
+      if (r->base < pe.map_base || (r->base - pe.map_base) % pe.page != 0 || r->size % pe.page != 0 || next < r->end())
+        return "expandable region at " + std::to_string(r->base) + " is not whole pages inside its reservation";
+      if (next == r->end() && next != pe.reservation_end)
+        return "expandable regions at " + std::to_string(r->base) + " and " + std::to_string(next) + " touch";
+      if (r->unmapped_after != next - r->end())
+        return "expandable region at " + std::to_string(r->base) + " miscounts the unmapped bytes after it";
+    }
     if (r->first == nullptr || r->first->prev != nullptr || r->first->address != r->base) {
       err << "region at " << r->base << " does not start with its first chunk";
       return err.str();

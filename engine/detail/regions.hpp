@@ -1,14 +1,15 @@
 // allocator's regions: the miss path (deferred coalescing, a dedicated mapping, the reclaim
 // rule's hooks, growth, release-and-retry), acquiring and extending regions (merging with an
 // adjacent top region where the backend allows, mapping pages into an expandable pool's
-// reservation), and giving them back (a wholly free region, an expandable pool's free tail,
-// the end of a free last chunk).
+// reservation, holes first), and giving them back (a wholly free region, the whole pages
+// inside an expandable pool's free chunks, the end of a free last chunk).
 //
 // The growth rule decides how much to acquire (policies/growth_rules.hpp); the backend
 // decides where, and whether acquisitions can merge (engine/concepts.hpp, `backend`).
 #pragma once
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace fraglab {
@@ -17,8 +18,8 @@ template <class Policy, backend Backend>
 inline auto allocator<Policy, Backend>::release_free_regions() -> std::size_t
 {
   std::size_t released = 0;
-  for (auto& pe : pools_)
-    if (pe->page != 0) released += unmap_free_tail(*pe);
+  for (std::uint32_t pool = 0; pool < pools_.size(); ++pool)
+    if (pools_[pool]->page != 0) released += unmap_free_pages(pool);
   // Highest address first, so that an sbrk-like backend can lower its top region by region.
   std::vector<region*> order(regions_);
   std::sort(order.begin(), order.end(), [](region const* a, region const* b) { return a->base > b->base; });
@@ -52,8 +53,10 @@ auto allocator<Policy, Backend>::release(region* r) -> bool
   stats_.reserved_bytes -= r->size;
   stats_.total_released_bytes += r->size;
   ++stats_.releases;
+  std::uint32_t const pool = r->pool;
   regions_.erase(std::find(regions_.begin(), regions_.end(), r));
   regions_pool_.destroy(r);
+  if (pools_[pool]->page != 0) note_mapping_changed(pool);
   return true;
 }
 
@@ -84,12 +87,11 @@ auto allocator<Policy, Backend>::allocate_on_miss(std::uint32_t pool, std::size_
   if constexpr (reclaim_part::before_growth) cfg_.reclaim.before_growth(view, key, need);
   auto grow_and_select = [&]() -> miss_outcome {
     if (alloc_status const grown = grow(pool, need); grown != alloc_status::ok) return {nullptr, pool, grown};
-    // An expandable pool serves its miss from the free tail it has extended (or found large
-    // enough), whatever the index's rules would say of that block: PyTorch's
+    // An expandable pool serves its miss from the free chunk it has mapped pages into (or
+    // found large enough), whatever the index's rules would say of that chunk: PyTorch's
     // try_allocate_expandable_block hands its candidate over without get_free_block's
     // oversize rules.
-    if (pools_[pool]->page != 0)
-      if (chunk* tail = free_tail(pool); tail != nullptr && tail->size >= need) return {tail, pool, alloc_status::ok};
+    if (pools_[pool]->page != 0) return {std::exchange(expandable_candidate_, nullptr), pool, alloc_status::ok};
     if (chunk* c = fit_type::select(ix, need)) return {c, pool, alloc_status::ok};
     return {nullptr, pool, alloc_status::no_growth};  // the growth rule's region was too small for the request
   };
@@ -184,61 +186,190 @@ inline auto allocator<Policy, Backend>::map_into_reservation(std::uint32_t pool,
   if (pe.map_base == 0) {
     acquisition const r = backend_.reserve(pe.reservation_size, pe.page);
     if (!r) return alloc_status::backend_refused;
-    pe.map_base = pe.map_end = r.base;
+    pe.map_base = r.base;
     pe.reservation_end = r.end();
   }
-  region* const candidate = mapped_end_region(pool);
-  std::size_t const tail_free = candidate != nullptr && !candidate->last->in_use() ? candidate->last->size : 0;
-  if (tail_free >= need) return alloc_status::ok;  // the tail serves as it is (the index refused it as oversize)
-  std::size_t const findable = findable_size<fit_type>(pe.index, need);
-  growth_context const ctx{findable, backend_.acquired_bytes(), tail_free, pe.page};
+  std::vector<region*> mapped;
+  for (region* r : regions_)
+    if (r->pool == pool) mapped.push_back(r);
+  std::sort(mapped.begin(), mapped.end(), [](region const* a, region const* b) { return a->base < b->base; });
+  // The unmapped ranges in address order: before the first region, between regions, after
+  // the last. Each with the free chunk before it, if any; then what follows while it is free
+  // or unmapped (a free chunk that fills its region leads on to the next unmapped range).
+  auto unmapped_start = [&](std::size_t i) { return i == 0 ? pe.map_base : mapped[i - 1]->end(); };
+  auto unmapped_end = [&](std::size_t i) { return i == mapped.size() ? pe.reservation_end : mapped[i]->base; };
+  chunk* start = nullptr;
+  std::uintptr_t found_at = 0;
+  bool found = false;
+  for (std::size_t i = 0; i <= mapped.size() && !found; ++i) {
+    if (unmapped_start(i) == unmapped_end(i)) continue;
+    found_at = unmapped_start(i);
+    start = i > 0 && !mapped[i - 1]->last->in_use() ? mapped[i - 1]->last : nullptr;
+    std::size_t room = start != nullptr ? start->size : 0;
+    for (std::size_t j = i;; ++j) {
+      room += unmapped_end(j) - unmapped_start(j);
+      if (room >= need || j == mapped.size()) break;
+      chunk const* const first = mapped[j]->first;
+      if (first->in_use()) break;
+      room += first->size;
+      if (room >= need || first->next != nullptr) break;
+    }
+    found = room >= need;
+  }
+  if (!found) return alloc_status::capacity;  // PyTorch would reserve another range: the device is full
+  std::size_t const tail_free = start != nullptr ? start->size : 0;
+  growth_context const ctx{findable_size<fit_type>(pe.index, need), backend_.acquired_bytes(), tail_free, pe.page};
   growth_decision const d = cfg_.growth.acquisition(ctx);
-  if (d.bytes == 0) return d.refusal;
-  if (d.bytes > pe.reservation_end - pe.map_end) return alloc_status::capacity;
-  acquisition const a = backend_.acquire_at(pe.map_end, d.bytes);
-  if (!a) return d.bytes > backend_.capacity() - backend_.acquired_bytes() ? alloc_status::capacity : alloc_status::backend_refused;
-  pe.map_end = a.end();
-  cfg_.growth.on_acquired(a.size);
-  add_region(pool, a, candidate, true);
+  if (d.bytes == 0 && tail_free < need) return d.refusal;
+  chunk* c = start;
+  while (c == nullptr || c->size < need) {
+    // Map what the request still lacks, in whole pages, at the start of the unmapped range
+    // that follows c (or of the range found).
+    std::uintptr_t const at = c != nullptr ? c->end() : found_at;
+    std::uintptr_t limit = pe.reservation_end;
+    for (region const* r : regions_)
+      if (r->pool == pool && r->base >= at) limit = std::min(limit, r->base);
+    std::size_t const lacking = need - (c != nullptr ? c->size : 0);
+    std::size_t const bytes = std::min(detail::round_up_to_multiple(lacking, pe.page), limit - at);
+    acquisition const a = backend_.acquire_at(at, bytes);
+    if (!a) return bytes > backend_.capacity() - backend_.acquired_bytes() ? alloc_status::capacity : alloc_status::backend_refused;
+    cfg_.growth.on_acquired(a.size);
+    c = add_mapped_pages(pool, a);
+  }
+  expandable_candidate_ = c;
   return alloc_status::ok;
 }
 
 template <class Policy, backend Backend>
-inline auto allocator<Policy, Backend>::mapped_end_region(std::uint32_t pool) const noexcept -> region*
+inline auto allocator<Policy, Backend>::add_mapped_pages(std::uint32_t pool, acquisition a) -> chunk*
 {
-  region* found = nullptr;
-  for (region* r : regions_)
-    if (r->pool == pool && r->end() == pools_[pool]->map_end) found = r;
-  return found;
-}
-
-template <class Policy, backend Backend>
-inline auto allocator<Policy, Backend>::free_tail(std::uint32_t pool) const noexcept -> chunk*
-{
-  region const* r = mapped_end_region(pool);
-  return r != nullptr && !r->last->in_use() ? r->last : nullptr;
-}
-
-template <class Policy, backend Backend>
-inline auto allocator<Policy, Backend>::unmap_free_tail(pool_entry& pe) -> std::size_t
-{
+  auto& ix = pools_[pool]->index;
+  count_acquisition(a);
+  region* before = nullptr;
+  region* after = nullptr;
   for (region* r : regions_) {
-    if (pools_[r->pool].get() != &pe || r->end() != pe.map_end || r->last->in_use()) continue;
-    std::size_t const size = r->size;
-    if (region_is_idle(r)) {
-      std::uintptr_t const base = r->base;
-      if (!release(r)) return 0;
-      pe.map_end = base;
-      return size;
-    }
-    // Pages count from the reservation's base.
-    std::uintptr_t const keep_to = pe.map_base + detail::round_up_to_multiple(r->last->address - pe.map_base, pe.page);
-    std::size_t const bytes = r->end() > keep_to ? r->end() - keep_to : 0;
-    if (bytes == 0 || !trim_tail(r->base, bytes)) return 0;
-    pe.map_end -= bytes;
-    return bytes;
+    if (r->pool != pool) continue;
+    if (r->end() == a.base) before = r;
+    if (r->base == a.end()) after = r;
   }
-  return 0;
+  chunk* c;
+  region* r = before;
+  if (before != nullptr) {
+    before->size += a.size;
+    ++before->acquisitions;
+    c = before->last;
+    if (!c->in_use()) {
+      detail::resize_in_index(ix, *c, c->size + a.size);
+    } else {
+      c = make_chunk(a.base, a.size, before);
+      detail::append(before, c);
+      ix.insert(*c);
+    }
+  } else {
+    r = new_region(a, pool);
+    c = make_chunk(a.base, a.size, r);
+    r->first = r->last = c;
+    ix.insert(*c);
+  }
+  if (after != nullptr) {  // the range between them is all mapped: one region, as PyTorch merges the blocks
+    chunk* const first = after->first;
+    for (chunk* k = first; k != nullptr; k = k->next) k->set_region(r);
+    c->next = first;
+    first->prev = c;
+    r->last = after->last;
+    r->size += after->size;
+    r->acquisitions += after->acquisitions;
+    r->live_chunks += after->live_chunks;
+    regions_.erase(std::find(regions_.begin(), regions_.end(), after));
+    regions_pool_.destroy(after);
+    if (!first->in_use()) {
+      std::size_t const joined = c->size + first->size;
+      ix.erase(*first);
+      chunks_.destroy(detail::unlink_next(c));
+      detail::resize_in_index(ix, *c, joined);
+    }
+  }
+  note_mapping_changed(pool);
+  return c;
+}
+
+template <class Policy, backend Backend>
+inline auto allocator<Policy, Backend>::unmap_free_pages(std::uint32_t pool) -> std::size_t
+{
+  pool_entry const& pe = *pools_[pool];
+  // Gathered first: unmapping cuts chunks and regions.
+  std::vector<chunk*> free;
+  for (region* r : regions_)
+    if (r->pool == pool)
+      for (chunk* c = r->first; c != nullptr; c = c->next)
+        if (!c->in_use()) free.push_back(c);
+  std::size_t unmapped = 0;
+  for (chunk* c : free) {
+    // Pages count from the reservation's base.
+    std::uintptr_t const from = pe.map_base + detail::round_up_to_multiple(c->address - pe.map_base, pe.page);
+    std::uintptr_t const to = pe.map_base + (c->end() - pe.map_base) / pe.page * pe.page;
+    if (to <= from || !backend_.release(from, to - from)) continue;
+    stats_.reserved_bytes -= to - from;
+    stats_.total_released_bytes += to - from;
+    ++stats_.releases;
+    unmapped += to - from;
+    remove_unmapped(pool, c, from, to - from);
+  }
+  if (unmapped != 0) note_mapping_changed(pool);
+  return unmapped;
+}
+
+template <class Policy, backend Backend>
+inline void allocator<Policy, Backend>::remove_unmapped(std::uint32_t pool, chunk* c, std::uintptr_t at, std::size_t bytes)
+{
+  auto& ix = pools_[pool]->index;
+  region* const r = c->region();
+  ix.erase(*c);
+  if (at + bytes < c->end()) ix.insert(*detail::split_at(chunks_, c, at + bytes - c->address));
+  chunk* hole = c;
+  if (at > c->address) {
+    hole = detail::split_at(chunks_, c, at - c->address);
+    ix.insert(*c);
+  }
+  chunk* const before = hole->prev;
+  chunk* const after = hole->next;
+  if (after != nullptr) {  // the chunks above the hole form a region of their own
+    region* const upper = new_region({after->address, r->end() - after->address}, pool);
+    upper->first = after;
+    upper->last = r->last;
+    upper->free_since = r->free_since;
+    after->prev = nullptr;
+    for (chunk* k = after; k != nullptr; k = k->next) {
+      k->set_region(upper);
+      if (k->in_use() && !immediate_coalescing()) {
+        ++upper->live_chunks;
+        --r->live_chunks;
+      }
+    }
+  }
+  chunks_.destroy(hole);
+  ++records_released_;
+  if (before != nullptr) {
+    before->next = nullptr;
+    r->last = before;
+    r->size = at - r->base;
+  } else {
+    regions_.erase(std::find(regions_.begin(), regions_.end(), r));
+    regions_pool_.destroy(r);
+  }
+}
+
+template <class Policy, backend Backend>
+inline void allocator<Policy, Backend>::note_mapping_changed(std::uint32_t pool)
+{
+  pool_entry const& pe = *pools_[pool];
+  for (region* r : regions_) {
+    if (r->pool != pool) continue;
+    std::uintptr_t next = pe.reservation_end;
+    for (region const* o : regions_)
+      if (o->pool == pool && o->base >= r->end()) next = std::min(next, o->base);
+    r->unmapped_after = next - r->end();
+  }
 }
 
 template <class Policy, backend Backend>

@@ -24,15 +24,23 @@ inline void allocator<Policy, Backend>::restore_region(acquisition a, pool_key_t
   }
   std::uint32_t const pool = pool_for(pool_key);
   auto& ix = pools_[pool]->index;
-  if (pool_entry& pe = *pools_[pool]; pe.page != 0) {
-    // An expandable pool's mapped part: its reservation starts here, and further pages
-    // map after it.
-    // Pages count from the reservation's base, which need not be page-aligned itself.
-    if (pe.map_base != 0 || a.size % pe.page != 0 || a.size > pe.reservation_size)
-      bad("an expandable pool's mapped range must be the only one, whole pages and within its reservation");
-    pe.map_base = a.base;
-    pe.map_end = a.end();
-    pe.reservation_end = a.base + pe.reservation_size;
+  bool const expandable = pools_[pool]->page != 0;
+  if (pool_entry& pe = *pools_[pool]; expandable) {
+    // A mapped range of an expandable pool (PyTorch's snapshot shows each as a segment). The
+    // first, the lowest, starts the reservation as far as the replay knows; the others, in
+    // address order, lie in it apart from each other, at whole pages from its base.
+    if (a.size % pe.page != 0 || a.size > pe.reservation_size)
+      bad("an expandable pool's mapped range must be whole pages and within its reservation");
+    if (pe.map_base == 0) {
+      pe.map_base = a.base;
+      pe.reservation_end = a.base + pe.reservation_size;
+    } else {
+      std::uintptr_t mapped_end = pe.map_base;
+      for (region const* o : regions_)
+        if (o->pool == pool) mapped_end = std::max(mapped_end, o->end());
+      if (a.base <= mapped_end || (a.base - pe.map_base) % pe.page != 0 || a.end() > pe.reservation_end)
+        bad("an expandable pool's mapped ranges must come in address order, apart, at whole pages within its reservation");
+    }
   }
   count_acquisition(a);
   region* r = new_region(a, pool);
@@ -50,6 +58,7 @@ inline void allocator<Policy, Backend>::restore_region(acquisition a, pool_key_t
     cursor = b.address + b.size;
   }
   if (cursor < a.end()) ix.insert(*append(cursor, a.end() - cursor));
+  if (expandable) note_mapping_changed(pool);
   stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
 }

@@ -15,6 +15,7 @@ struct region_view {
   std::uintptr_t base = std::numeric_limits<std::uintptr_t>::max();
   std::size_t size = 0;
   stream_id stream = 0;
+  std::uint32_t pool = 0;
 };
 
 // Regions by serial, from their chunks (which cover each region whole).
@@ -26,8 +27,29 @@ std::map<std::uint64_t, region_view> regions_of(any_allocator const& a)
     r.base = std::min(r.base, v.address);
     r.size += v.size;
     r.stream = v.stream;
+    r.pool = v.pool;
   });
   return regions;
+}
+
+// The parts of `from`'s regions that no region of `to` in the same pool covers, each as
+// f(base, size, stream): in an expandable pool, where a region may shrink or split at a hole
+// or grow into one and join the next, the pages mapped or unmapped between two states.
+template <class F>
+void uncovered(std::map<std::uint64_t, region_view> const& from, std::map<std::uint64_t, region_view> const& to, F&& f)
+{
+  std::map<std::uint32_t, std::map<std::uintptr_t, std::uintptr_t>> covered;  // pool -> base -> end
+  for (auto const& [serial, r] : to) covered[r.pool][r.base] = r.base + r.size;
+  for (auto const& [serial, r] : from) {
+    std::uintptr_t at = r.base;
+    std::uintptr_t const end = r.base + r.size;
+    for (auto const& [base, until] : covered[r.pool]) {
+      if (until <= at || base >= end) continue;
+      if (base > at) f(at, base - at, r.stream);
+      at = std::max(at, until);
+    }
+    if (at < end) f(at, end - at, r.stream);
+  }
 }
 
 constexpr std::size_t small_segment = std::size_t{2} << 20;
@@ -92,10 +114,22 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
         w.end_dict();
       }
     };
-    // An expandable segment is pages mapped into a reservation: PyTorch records even its
-    // first pages, and its last, as a mapping (verify then follows the reservation there).
-    differences(regions, after, expandable_segments ? "segment_unmap" : "segment_free", "segment_unmap");
-    differences(after, regions, expandable_segments ? "segment_map" : "segment_alloc", "segment_map");
+    if (expandable_segments) {
+      // An expandable segment is pages mapped into a reservation: PyTorch records each run of
+      // pages it maps or unmaps, even the first and the last (verify then follows the
+      // reservation there), and a run never spans a live block.
+      uncovered(regions, after, [&](std::uintptr_t base, std::size_t size, stream_id stream) {
+        event("segment_unmap", base, size, stream);
+        w.end_dict();
+      });
+      uncovered(after, regions, [&](std::uintptr_t base, std::size_t size, stream_id stream) {
+        event("segment_map", base, size, stream);
+        w.end_dict();
+      });
+    } else {
+      differences(regions, after, "segment_free", "segment_unmap");
+      differences(after, regions, "segment_alloc", "segment_map");
+    }
     regions = after;
   };
 

@@ -264,37 +264,45 @@ class snapshot_parser {
     return out;
   }
 
-  // Walking back over a segment_map: before it, the pages were not mapped. PyTorch reports an
-  // expandable segment's mapped pages as one segment; a mapping grew it at its end (or made it).
+  // Walking back over a segment_map: before it, the pages were not mapped. PyTorch reports
+  // each run of an expandable segment's mapped pages as one segment; a mapping made one, or
+  // grew one at either end, or filled the hole between two.
   static void unmap_before(std::map<std::uint64_t, segment_info>& segs, std::uint64_t address, std::uint64_t size)
   {
     auto it = segs.upper_bound(address);
     if (it == segs.begin()) return;
     --it;
-    if (it->first + it->second.size != address + size) return;
-    if (it->second.size == size) segs.erase(it);
-    else it->second.size -= size;
+    std::uint64_t const base = it->first;
+    segment_info const whole = it->second;
+    if (address + size > base + whole.size) return;  // not inside one segment: nothing this knows
+    segs.erase(it);
+    if (address > base) segs[base] = {address - base, whole.stream, whole.small};
+    if (address + size < base + whole.size) segs[address + size] = {base + whole.size - address - size, whole.stream, whole.small};
   }
 
-  // Walking back over a segment_unmap: before it, the pages were mapped, at the end of the
-  // segment before them, in front of the one after them, or on their own.
+  // Walking back over a segment_unmap: before it, the pages were mapped, joining the segment
+  // that ends where they start and the one that starts where they end, where there are such.
   static void map_before(std::map<std::uint64_t, segment_info>& segs, std::uint64_t address, snapshot_event const& e)
   {
+    std::uint64_t base = address;
+    std::uint64_t end = address + e.size;
+    segment_info joined{e.size, e.stream, e.size % pt::large_buffer != 0};
     auto after = segs.lower_bound(address);
+    if (after != segs.end() && after->first == end) {
+      end += after->second.size;
+      joined.small = after->second.small;
+      after = segs.erase(after);
+    }
     if (after != segs.begin()) {
       auto before = std::prev(after);
       if (before->first + before->second.size == address) {
-        before->second.size += e.size;
-        return;
+        base = before->first;
+        joined.small = before->second.small;
+        segs.erase(before);
       }
     }
-    if (after != segs.end() && after->first == address + e.size) {
-      segment_info const moved{after->second.size + e.size, after->second.stream, after->second.small};
-      segs.erase(after);
-      segs[address] = moved;
-      return;
-    }
-    segs[address] = {e.size, e.stream, e.size % pt::large_buffer != 0};
+    joined.size = end - base;
+    segs[base] = joined;
   }
 
   // A block live at the start whose size was not recorded (it is freed during the recording)

@@ -28,15 +28,17 @@
 //
 // pytorch_expandable (expandable_segments:True) is the same policy with these settings:
 // - each (stream, pool) reserves 1.125 x the device's memory (--capacity, else 80 GiB) and
-//   maps pages of 2 MiB (small pool) or 20 MiB (large pool) at the end of what it has mapped;
-//   on a miss it maps (request - free tail) rounded up to the page, merging with the tail:
-//   no segment padding;
+//   maps pages of 2 MiB (small pool) or 20 MiB (large pool) into it;
+// - on a miss, the first unmapped range in address order that, with the free block before it
+//   and the free or unmapped space after it, holds the request is mapped, as many pages as
+//   the request lacks, merging with the free neighbours: no segment padding
+//   (find_expandable_block, try_allocate_expandable_block, map_block);
 // - any remainder of 512 B or more splits, in both pools;
-// - best fit passes over the free tail (which could expand) for the next block in order;
-// - empty_cache unmaps the whole pages of the free tail.
-// Left out for it: PyTorch also unmaps whole free pages in the middle of the range and maps
-// into such holes first; oversize release and garbage collection are not applied (PyTorch
-// skips expandable blocks when releasing oversize ones; garbage_collection_threshold with
+// - best fit judges a block by the size it could expand to (get_free_block's expandable_size);
+// - empty_cache unmaps the whole pages inside every free block (release_blocks, unmap_block),
+//   which leaves holes that later misses fill first.
+// Left out for it: oversize release and garbage collection are not applied (PyTorch skips
+// expandable blocks when releasing oversize ones; garbage_collection_threshold with
 // expandable segments is refused rather than guessed).
 #pragma once
 
@@ -143,8 +145,8 @@ struct block_pool_params {
 
 // One pool's free blocks ordered by (size, address), with the oversize rules of
 // get_free_block(). With expandable segments, best fit judges a block by the size it could
-// expand to: the free block at the end of the mapped range (unmapped space follows it) is
-// passed over for the next block in order, when there is one.
+// expand to (its size, plus the unmapped space after it where it ends a mapped range): the
+// best fit is passed over for the next block in order while that one could expand to less.
 //
 // PyTorch keeps the pool in one std::set. Here the same order is split into size bins,
 // four per doubling, each a tree, so that a search and an insertion walk a tree of one
@@ -168,14 +170,31 @@ struct block_pool_index {
     {
       Chunk* c = base::find_best(n);
       if (c == nullptr) return nullptr;
-      if (p_.expandable_segments && c->next == nullptr)
-        if (Chunk* mapped = base::successor(*c)) c = mapped;
+      if (p_.expandable_segments) [[unlikely]] c = least_expandable(c);
       if (n < p_.max_split_size && c->size >= p_.max_split_size) return nullptr;
       if (n >= p_.max_split_size && c->size >= n + p_.max_non_split_rounding) return nullptr;
       return c;
     }
 
    private:
+    // What a free chunk could grow to: with the unmapped pages after it, where it ends its
+    // mapped range.
+    static std::size_t expandable_size(Chunk const& c) noexcept
+    {
+      return c.size + (c.next == nullptr ? c.region()->unmapped_after : 0);
+    }
+
+    // Out of line, so that pytorch_caching's search keeps its shape (docs/performance.md,
+    // "Hot and cold paths").
+    FRAGLAB_COLD Chunk* least_expandable(Chunk* c)
+    {
+      while (Chunk* larger = base::successor(*c)) {
+        if (expandable_size(*larger) >= expandable_size(*c)) break;
+        c = larger;
+      }
+      return c;
+    }
+
     params p_;
   };
 };

@@ -48,6 +48,27 @@ err=$("$fraglab" export "$work/missing.trace" -p tlsf --to pytorch-snapshot -o "
 expect "a missing trace is refused with nothing written" '[[ $rc -eq 2 && $err == *missing.trace* && ! -e $work/m.pickle ]]'
 
 # Real snapshots: exported under pytorch_caching, every recorded address is PyTorch's again.
+# Expandable segments with holes: empty_cache unmaps the whole pages inside every free block,
+# not only the tail's, and a later miss maps into the hole first (offsets in MiB, 20 MiB pages:
+# x [0,15), b [15,60), c [60,80); b freed and [20,60) unmapped; 30 MiB mapped back into it at
+# 15; all but x freed and [20,80) unmapped; 60 MiB mapped at 15 again). The export records each
+# run of pages mapped or unmapped, and verify predicts every one.
+M=1048576
+printf 'a 1 %d\na 2 %d\na 3 %d\nf 2\nr\na 4 %d\nf 4\nf 3\nr\na 5 %d\n' $((15*M)) $((45*M)) $((10*M)) $((30*M)) $((60*M)) \
+  > "$work/holes.trace"
+"$fraglab" export "$work/holes.trace" -p pytorch_expandable --to pytorch-snapshot -o "$work/holes.pickle" > /dev/null 2>&1
+maps=$(python3 -c '
+import pickle, sys
+events = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
+base = events[0]["addr"]
+print(" ".join("%s:%d+%d" % (e["action"][8:], (e["addr"] - base) >> 20, e["size"] >> 20) for e in events if e["action"].startswith("segment_")))
+' "$work/holes.pickle")
+expect "a pytorch_expandable export maps into the hole before the end, and unmaps holes ($maps)" \
+  '[[ $maps == "map:0+20 map:20+40 map:60+20 unmap:20+40 map:20+40 unmap:20+60 map:20+60" ]]'
+out=$("$fraglab" verify "$work/holes.pickle" -p pytorch_expandable --format csv 2>/dev/null); rc=$?
+expect "its verify predicts every address and every mapping and unmapping" \
+  '[[ $rc -eq 0 && $(echo "$out" | column addresses_matched) == 5 && $(echo "$out" | column maps_matched) == 7 && $(echo "$out" | column maps_total) == 7 ]]'
+
 if [[ -d $shared ]]; then
   for snap in "$shared"/pytorch/*.pickle "$shared"/pytorch-cases/sqattn-empty-cache.pickle; do
     name=$(basename "$snap")

@@ -369,6 +369,78 @@ TEST(PyTorchExpandable, EmptyCacheUnmapsTheWholePagesOfTheFreeTail)
   EXPECT_EQ(a->check_invariants(), "");
 }
 
+// empty_cache unmaps the whole pages inside every free block of an expandable segment, not
+// only the tail's (PyTorch's release_blocks and unmap_block), which leaves holes; a miss maps
+// into the first unmapped range in address order that can hold the request with the free
+// block before it (find_expandable_block), so holes fill before the end grows. Offsets in MiB
+// from the range's base, 20 MiB pages.
+struct ExpandableWithAHole : ::testing::Test {
+  std::unique_ptr<A> a = make_expandable();
+  allocation x, b, c;
+  std::uintptr_t base = 0;
+  void SetUp() override
+  {
+    x = a->allocate(15 * MiB);  // page [0, 20): x, then a 5 MiB tail
+    b = a->allocate(45 * MiB);  // the tail and pages [20, 60): b is [15, 60)
+    c = a->allocate(10 * MiB);  // page [60, 80): c, then a 10 MiB tail
+    base = x.address;
+    ASSERT_EQ(b.address, base + 15 * MiB);
+    ASSERT_EQ(c.address, base + 60 * MiB);
+    a->deallocate(b.address);  // [15, 60) free
+    // Pages [20, 60) lie wholly in the free block; [15, 20) and the tail [70, 80) hold no
+    // whole page.
+    ASSERT_EQ(a->release_free_regions(), 40 * MiB);
+    ASSERT_EQ(a->stats().reserved_bytes, 40 * MiB);
+    ASSERT_EQ(a->check_invariants(), "");
+  }
+};
+
+TEST_F(ExpandableWithAHole, AMissMapsIntoTheHoleBeforeTheEnd)
+{
+  // 30 MiB: no free block holds it. The hole [20, 60) with the free [15, 20) before it holds
+  // 45 MiB: 25 MiB are lacking, so pages [20, 60) are mapped again (the tail would have
+  // mapped [80, 100) and put it at 70).
+  auto z = a->allocate(30 * MiB);
+  EXPECT_EQ(z.address, base + 15 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 80 * MiB);
+  EXPECT_EQ(a->stats().regions, 1u);  // mapped from 0 to 80 again: one range
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST_F(ExpandableWithAHole, BestFitWeighsTheHoleAfterABlock)
+{
+  // 4 MiB: the best fit is [15, 20), which could grow into the 40 MiB hole (45 MiB); the next
+  // block, the tail [70, 80), could grow without end, so the best fit stays: a block that
+  // ends before unmapped pages is passed over only for one that could expand to less.
+  EXPECT_EQ(a->allocate(4 * MiB).address, base + 15 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 40 * MiB);
+}
+
+TEST_F(ExpandableWithAHole, FillingTheHoleJoinsTheRangesAndTheirFreeBlocks)
+{
+  a->deallocate(c.address);  // [60, 80) free: the range above the hole holds nothing live
+  // 60 MiB: the free [15, 20), the hole and the free [60, 80) hold 65 MiB together. Mapping the
+  // whole hole joins the two ranges, and the free blocks merge into [15, 80).
+  auto z = a->allocate(60 * MiB);
+  EXPECT_EQ(z.address, base + 15 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 80 * MiB);
+  EXPECT_EQ(a->stats().regions, 1u);
+  EXPECT_EQ(a->stats().free_chunks, 1u);  // the 5 MiB remainder at [75, 80)
+  EXPECT_EQ(a->largest_free_bytes(), 5 * MiB);
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
+TEST_F(ExpandableWithAHole, EmptyCacheWithNothingLiveUnmapsEveryPage)
+{
+  a->deallocate(c.address);
+  a->deallocate(x.address);
+  EXPECT_EQ(a->release_free_regions(), 40 * MiB);
+  EXPECT_EQ(a->stats().reserved_bytes, 0u);
+  EXPECT_EQ(a->stats().regions, 0u);
+  EXPECT_EQ(a->allocate(1 * MiB + 1).address, base);  // mapping starts again at the range's base
+  EXPECT_EQ(a->check_invariants(), "");
+}
+
 // The bar: every decision PyTorch recorded, reproduced.
 std::filesystem::path shared_traces()
 {
