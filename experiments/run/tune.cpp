@@ -181,9 +181,6 @@ tune_result tune(std::vector<trace::trace const*> const& devices, std::optional<
       why << "  garbage collection acts only under a memory fraction: torch.cuda.set_per_process_memory_fraction(F),\n"
              "  F the share of the device the capacity is\n";
   }
-  if (std::any_of(devices.begin(), devices.end(), [](trace::trace const* t) { return t->releases != 0; }))
-    why << "  the recording empties its cache: with expandable segments, empty_cache here unmaps the free end of the\n"
-           "  range only, not free pages inside it as PyTorch does (docs/tune.md), so those rows' reserved bytes are an upper bound\n";
   why << "  tried: expandable_segments False/True x max_split_size_mb unlimited,32,...,1024 x roundup_power2_divisions 0,2,4,8\n"
       << (capacity ? "  x garbage_collection_threshold 0,0.6,0.8 (not with expandable segments); " : "  ")
       << "ties go to fewer settings changed\n";
