@@ -694,6 +694,16 @@ class allocator {
   // or outside every region.
   FRAGLAB_COLD free_status diagnose(std::uintptr_t address) const noexcept;
 
+  // The regions of `pool`, in address order.
+  std::vector<region*> pool_regions_by_address(std::uint32_t pool) const
+  {
+    std::vector<region*> in_pool;
+    for (region* r : regions_)
+      if (r->pool == pool) in_pool.push_back(r);
+    std::sort(in_pool.begin(), in_pool.end(), [](region const* a, region const* b) { return a->base < b->base; });
+    return in_pool;
+  }
+
   std::vector<region const*> regions_by_address() const
   {
     std::vector<region const*> order(regions_.begin(), regions_.end());

@@ -189,21 +189,19 @@ inline auto allocator<Policy, Backend>::map_into_reservation(std::uint32_t pool,
     pe.map_base = r.base;
     pe.reservation_end = r.end();
   }
-  std::vector<region*> mapped;
-  for (region* r : regions_)
-    if (r->pool == pool) mapped.push_back(r);
-  std::sort(mapped.begin(), mapped.end(), [](region const* a, region const* b) { return a->base < b->base; });
+  std::vector<region*> const mapped = pool_regions_by_address(pool);
   // The unmapped ranges in address order: before the first region, between regions, after
   // the last. Each with the free chunk before it, if any; then what follows while it is free
   // or unmapped (a free chunk that fills its region leads on to the next unmapped range).
   auto unmapped_start = [&](std::size_t i) { return i == 0 ? pe.map_base : mapped[i - 1]->end(); };
   auto unmapped_end = [&](std::size_t i) { return i == mapped.size() ? pe.reservation_end : mapped[i]->base; };
   chunk* start = nullptr;
-  std::uintptr_t found_at = 0;
+  std::uintptr_t found_at = 0, found_end = 0;
   bool found = false;
   for (std::size_t i = 0; i <= mapped.size() && !found; ++i) {
     if (unmapped_start(i) == unmapped_end(i)) continue;
     found_at = unmapped_start(i);
+    found_end = unmapped_end(i);
     start = i > 0 && !mapped[i - 1]->last->in_use() ? mapped[i - 1]->last : nullptr;
     std::size_t room = start != nullptr ? start->size : 0;
     for (std::size_t j = i;; ++j) {
@@ -226,9 +224,7 @@ inline auto allocator<Policy, Backend>::map_into_reservation(std::uint32_t pool,
     // Map what the request still lacks, in whole pages, at the start of the unmapped range
     // that follows c (or of the range found).
     std::uintptr_t const at = c != nullptr ? c->end() : found_at;
-    std::uintptr_t limit = pe.reservation_end;
-    for (region const* r : regions_)
-      if (r->pool == pool && r->base >= at) limit = std::min(limit, r->base);
+    std::uintptr_t const limit = c != nullptr ? at + c->region()->unmapped_after : found_end;
     std::size_t const lacking = need - (c != nullptr ? c->size : 0);
     std::size_t const bytes = std::min(detail::round_up_to_multiple(lacking, pe.page), limit - at);
     acquisition const a = backend_.acquire_at(at, bytes);
@@ -362,14 +358,9 @@ inline void allocator<Policy, Backend>::remove_unmapped(std::uint32_t pool, chun
 template <class Policy, backend Backend>
 inline void allocator<Policy, Backend>::note_mapping_changed(std::uint32_t pool)
 {
-  pool_entry const& pe = *pools_[pool];
-  for (region* r : regions_) {
-    if (r->pool != pool) continue;
-    std::uintptr_t next = pe.reservation_end;
-    for (region const* o : regions_)
-      if (o->pool == pool && o->base >= r->end()) next = std::min(next, o->base);
-    r->unmapped_after = next - r->end();
-  }
+  std::vector<region*> const mapped = pool_regions_by_address(pool);
+  for (std::size_t i = 0; i < mapped.size(); ++i)
+    mapped[i]->unmapped_after = (i + 1 < mapped.size() ? mapped[i + 1]->base : pools_[pool]->reservation_end) - mapped[i]->end();
 }
 
 template <class Policy, backend Backend>
