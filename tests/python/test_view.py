@@ -77,6 +77,56 @@ def test_scrubbing_shows_the_state_dump_reports(browser, page, generated):
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
+def drawn_pixels(browser, selector):
+    return browser.execute_script("return [...document.querySelectorAll(arguments[0])].map(c => {"
+                                  "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+                                  "let n = 0; for (let i = 3; i < d.length; i += 4) n += d[i] > 0; return n; });", selector)
+
+
+def test_the_overlay_draws_every_policy_and_switches_its_metric(browser, page):
+    from selenium.webdriver.support.ui import Select
+    path, data = page
+    browser.get(path.as_uri())
+    legend = browser.find_elements("css selector", "#overlay-legend b")
+    assert [b.get_attribute("data-policy") for b in legend] == POLICIES
+    chart = browser.find_element("css selector", "#overlay-chart")
+    for metric, column in (("reserved", 3), ("live", 1), ("allocated", 2)):
+        Select(browser.find_element("css selector", "#metric")).select_by_value(metric)
+        assert chart.get_attribute("data-metric") == metric
+        # Its axis reaches the highest of every policy's series of that metric.
+        assert int(chart.get_attribute("data-top")) == max(s[column] for p in data["policies"] for s in p["series"])
+        assert drawn_pixels(browser, "#overlay-chart")[0] > 1000
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_dragging_across_a_chart_zooms_every_chart_and_the_button_undoes_it(browser, page):
+    from selenium.webdriver.common.action_chains import ActionChains
+    path, data = page
+    browser.get(path.as_uri())
+    charts = browser.find_elements("css selector", "canvas.series")
+    whole = [int(c.get_attribute("data-top")) for c in charts]
+    columns = [int(m.get_attribute("data-states")) for m in browser.find_elements("css selector", "canvas.map")]
+    first = charts[0]
+    width = first.size["width"]
+    # From 10% to 40% of the chart, measured from its centre.
+    ActionChains(browser).move_to_element_with_offset(first, int(-0.4 * width), 0).click_and_hold() \
+        .move_by_offset(int(0.3 * width), 0).release().perform()
+    body = browser.find_element("css selector", "body")
+    zoom_from, zoom_to = int(body.get_attribute("data-zoom-from")), int(body.get_attribute("data-zoom-to"))
+    events = data["events"]
+    assert abs(zoom_from - 0.1 * events) < 0.03 * events and abs(zoom_to - 0.4 * events) < 0.03 * events
+    # Every chart shows those events only: no higher than before, the maps fewer states.
+    for chart, top in zip(charts, whole):
+        assert int(chart.get_attribute("data-top")) <= top
+    zoomed = [int(m.get_attribute("data-states")) for m in browser.find_elements("css selector", "canvas.map")]
+    inside = sum(zoom_from <= e <= zoom_to for e in data["points"])
+    assert zoomed == [inside] * len(POLICIES) and inside < columns[0]
+    browser.find_element("css selector", "#unzoom").click()
+    assert (int(body.get_attribute("data-zoom-from")), int(body.get_attribute("data-zoom-to"))) == (0, events)
+    assert [int(c.get_attribute("data-top")) for c in charts] == whole
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
 def test_a_screenshot_is_not_blank(browser, page):
     from matplotlib import image
     path, _ = page
