@@ -336,7 +336,10 @@ class allocator {
   // chunks in the gaps, in the pool `pool_key` names; in an expandable pool, the mapped
   // part of its reservation, which then starts at the region. For replays that start from a
   // recorded state. Throws std::invalid_argument on an impossible layout.
-  void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live);
+  // `reservation_base`, in an expandable pool whose reservation this starts, is where the
+  // reservation starts when known to lie below the region (0: at the region).
+  void restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live,
+                      std::uintptr_t reservation_base = 0);
 
   [[nodiscard]] allocator_stats stats() const
   {

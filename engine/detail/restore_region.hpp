@@ -10,7 +10,8 @@
 namespace fraglab {
 
 template <class Policy, backend Backend>
-inline void allocator<Policy, Backend>::restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live)
+inline void allocator<Policy, Backend>::restore_region(acquisition a, pool_key_type pool_key, std::span<restored_block const> live,
+                                                      std::uintptr_t reservation_base)
 {
   std::size_t const g = cfg_.size.granule();
   auto bad = [](std::string const& what) { throw std::invalid_argument("restore_region: " + what); };
@@ -27,13 +28,16 @@ inline void allocator<Policy, Backend>::restore_region(acquisition a, pool_key_t
   bool const expandable = pools_[pool]->page != 0;
   if (pool_entry& pe = *pools_[pool]; expandable) {
     // A mapped range of an expandable pool (PyTorch's snapshot shows each as a segment). The
-    // first, the lowest, starts the reservation as far as the replay knows; the others, in
+    // first, the lowest, starts the reservation (at reservation_base, where the snapshot shows
+    // one lower) as far as the replay knows; the others, in
     // address order, lie in it apart from each other, at whole pages from its base.
     if (a.size % pe.page != 0 || a.size > pe.reservation_size)
       bad("an expandable pool's mapped range must be whole pages and within its reservation");
     if (pe.map_base == 0) {
-      pe.map_base = a.base;
-      pe.reservation_end = a.base + pe.reservation_size;
+      bool const below = reservation_base != 0 && reservation_base < a.base && (a.base - reservation_base) % pe.page == 0 &&
+                         a.end() - reservation_base <= pe.reservation_size;
+      pe.map_base = below ? reservation_base : a.base;
+      pe.reservation_end = pe.map_base + pe.reservation_size;
     } else {
       std::uintptr_t mapped_end = pe.map_base;
       for (region const* o : regions_)

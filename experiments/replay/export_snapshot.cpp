@@ -53,6 +53,7 @@ void uncovered(std::map<std::uint64_t, region_view> const& from, std::map<std::u
 }
 
 constexpr std::size_t small_segment = std::size_t{2} << 20;
+constexpr std::size_t small_block = std::size_t{1} << 20;  // PyTorch's small pool: blocks up to 1 MiB
 
 }  // namespace
 
@@ -93,6 +94,19 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
   }
   for (std::size_t i = 0; i < block.size(); ++i) live[i] = block[i].address != 0;
   std::map<std::uint64_t, region_view> regions = regions_of(*a);
+  // Which pool a segment is in. A whole segment is 2 MiB in PyTorch's small pool; an
+  // expandable segment's mapped run may be any number of pages, so its pool is the one of the
+  // blocks handed out inside it (the pools' reservations never overlap): the small pool's
+  // blocks are at most 1 MiB.
+  std::map<std::uintptr_t, bool> small_at;
+  auto const small_pool = [&](region_view const& r) {
+    if (!expandable_segments) return r.size == small_segment;
+    auto const inside = small_at.lower_bound(r.base);
+    return inside != small_at.end() && inside->first < r.base + r.size ? inside->second : r.size % (20 * small_block) != 0;
+  };
+  if (expandable_segments)
+    for (std::size_t i = 0; i < block.size(); ++i)
+      if (block[i].address != 0) small_at.emplace(block[i].address, size_of[i] <= small_block);
   allocator_stats before = a->counters();
   std::size_t const capacity = c.backend().capacity;
   // Segments acquired, released, grown or shrunk by the last event, as PyTorch records them.
@@ -152,6 +166,7 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
       block[e.slot] = got.block();
       size_of[e.slot] = got.size;
       live[e.slot] = true;
+      if (expandable_segments) small_at.emplace(got.address, got.size <= small_block);
       event("alloc", got.address, got.size, e.stream);
       w.entry("requested_size", static_cast<std::int64_t>(e.size));
       w.end_dict();
@@ -192,7 +207,7 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
     w.entry("address", static_cast<std::int64_t>(r.base));
     w.entry("total_size", static_cast<std::int64_t>(r.size));
     w.entry("stream", static_cast<std::int64_t>(r.stream));
-    w.entry("segment_type", r.size == small_segment ? "small" : "large");
+    w.entry("segment_type", small_pool(r) ? "small" : "large");
     w.entry("allocated_size", static_cast<std::int64_t>(allocated));
     w.entry("active_size", static_cast<std::int64_t>(allocated));
     w.entry("requested_size", static_cast<std::int64_t>(requested_total));

@@ -40,7 +40,7 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
       ours[b.address] = b.address;
     }
     a.backend().adopt(seg.size);
-    a.restore_region({seg.address, seg.size}, pt::pool_rule::key(seg.stream, seg.small), blocks);
+    a.restore_region({seg.address, seg.size}, pt::pool_rule::key(seg.stream, seg.small), blocks, seg.reservation_base);
   }
   for (std::size_t k = 0; k < d.events.size(); ++k) {
     trace::snapshot_event const& e = d.events[k];

@@ -196,6 +196,7 @@ class snapshot_parser {
     out.device = device;
     std::map<std::uint64_t, segment_info> segs;
     std::map<std::uint64_t, live_info> live;
+    std::map<std::uint64_t, segment_info> end_segs;
     for (auto const& sp : segments) {
       pickle::value const& seg = *sp;
       std::uint64_t const address = number(seg, "address", "a segment");
@@ -243,6 +244,7 @@ class snapshot_parser {
       ev.stream = number(e, "stream", "an event");
       out.events.push_back(ev);
     }
+    end_segs = segs;
     for (auto it = out.events.rbegin(); it != out.events.rend(); ++it) {
       switch (it->op) {
         case snapshot_op::alloc: live.erase(it->address); break;
@@ -254,14 +256,39 @@ class snapshot_parser {
         case snapshot_op::oom: break;
       }
     }
+    std::map<std::uint64_t, segment_info> const start_segs = segs;
     for (auto const& [address, info] : segs) {
       snapshot_segment seg{address, info.size, info.stream, info.small, {}};
+      if (settings_.expandable_segments) seg.reservation_base = reservation_base(address, info, start_segs, end_segs);
       for (auto it = live.lower_bound(address); it != live.end() && it->first < address + info.size; ++it)
         seg.live.push_back({it->first, it->second.block_size, it->second.requested});
       out.initial_segments.push_back(std::move(seg));
     }
     size_unknown_blocks(out.initial_segments, out.events);
     return out;
+  }
+
+  // The lowest address of a segment at the start or the end in the same pool (stream and
+  // segment_type) as the start's segment at `address`, where one lies below it with no
+  // segment of another pool between: the pools' reservations are disjoint, so it is in this
+  // one. 0 when none does.
+  static std::uint64_t reservation_base(std::uint64_t address, segment_info const& info,
+                                        std::map<std::uint64_t, segment_info> const& start,
+                                        std::map<std::uint64_t, segment_info> const& end)
+  {
+    std::uint64_t lowest = address;
+    for (auto const* states : {&start, &end}) {
+      for (auto it = states->begin(); it != states->end() && it->first < address; ++it) {
+        bool const same_pool = it->second.stream == info.stream && it->second.small == info.small;
+        if (!same_pool) continue;
+        bool other_between = false;
+        for (auto const* others : {&start, &end})
+          for (auto o = others->lower_bound(it->first); o != others->end() && o->first < address; ++o)
+            other_between = other_between || o->second.stream != info.stream || o->second.small != info.small;
+        if (!other_between) lowest = std::min(lowest, it->first);
+      }
+    }
+    return lowest < address ? lowest : 0;
   }
 
   // Walking back over a segment_map: before it, the pages were not mapped. PyTorch reports

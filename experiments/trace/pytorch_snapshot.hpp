@@ -35,6 +35,11 @@ struct snapshot_segment {
   std::uint64_t stream;
   bool small;  // PyTorch's small pool (2 MiB segments for requests <= 1 MiB)
   std::vector<snapshot_block> live;  // sorted by address
+  // Expandable segments: the lowest address the snapshot shows mapped in this segment's
+  // reservation at any time (the start, the end, in between), where it lies below the
+  // segment; 0 where nothing does. PyTorch maps a reservation from its base, so that is
+  // where its unmapped pages below the start state's first run begin.
+  std::uint64_t reservation_base = 0;
 };
 
 // segment_map and segment_unmap: pages mapped into or unmapped from an expandable segment.
