@@ -69,7 +69,7 @@ def parse_arguments(argv):
         except InputError as e:
             parser.error(f"--out: {e}")
     if args.imported:
-        if args.traces or args.bench or args.variant or not args.out or "--run" not in argv:
+        if args.traces or args.bench or args.variant or not args.out or args.run is None:
             parser.error("--import takes --run and --out, and no --bench, --variant or TRACE")
         return args
     if not args.bench or not args.traces:
@@ -147,7 +147,7 @@ def imported_run(path):
     """The provenance and tables of a one-run report, as lines of a run's section."""
     with open(path) as f:
         lines = f.read().splitlines()
-    if len(lines) < 4 or not lines[0].startswith("# ") or lines[2] != f"Produced by `experiments/{SCRIPT}`; do not edit by hand." \
+    if len(lines) < 5 or not lines[0].startswith("# ") or lines[2] != f"Produced by `experiments/{SCRIPT}`; do not edit by hand." \
             or not lines[4].startswith("- command: "):
         raise InputError(f"{path}:1: expected a report of one run written by experiments/{SCRIPT}")
     return lines[4:]

@@ -5,6 +5,7 @@ back."""
 
 import argparse
 import csv
+import fcntl
 import glob
 import hashlib
 import importlib
@@ -226,8 +227,6 @@ def write_markdown_run(path, title, script, about, run, header, sections, replac
     or added after the others; the other runs are kept as they are. A file lock on the
     file's directory keeps two runs finishing at once (cluster jobs) from losing either.
     With replace_all, the file's content is not read: the run is all it will hold."""
-    import fcntl
-
     fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -227,6 +227,7 @@ inline auto allocator<Policy, Backend>::map_into_reservation(std::uint32_t pool,
     std::uintptr_t const limit = c != nullptr ? at + c->region()->unmapped_after : found_end;
     std::size_t const lacking = need - (c != nullptr ? c->size : 0);
     std::size_t const bytes = std::min(detail::round_up_to_multiple(lacking, pe.page), limit - at);
+    if (bytes == 0) return alloc_status::capacity;  // the search found room; kept from looping should it not be there
     acquisition const a = backend_.acquire_at(at, bytes);
     if (!a) return bytes > backend_.capacity() - backend_.acquired_bytes() ? alloc_status::capacity : alloc_status::backend_refused;
     cfg_.growth.on_acquired(a.size);
