@@ -684,6 +684,9 @@ class allocator {
   // An acquisition in the statistics.
   void count_acquisition(acquisition a) noexcept;
 
+  // Bytes given back to the backend, in the statistics.
+  void count_release(std::size_t bytes) noexcept;
+
   // An empty region record for `a` in `pool`; the caller tiles it with chunks.
   region* new_region(acquisition a, std::uint32_t pool);
 

@@ -50,9 +50,7 @@ auto allocator<Policy, Backend>::release(region* r) -> bool
     ++records_released_;
     c = next;
   }
-  stats_.reserved_bytes -= r->size;
-  stats_.total_released_bytes += r->size;
-  ++stats_.releases;
+  count_release(r->size);
   std::uint32_t const pool = r->pool;
   regions_.erase(std::find(regions_.begin(), regions_.end(), r));
   regions_pool_.destroy(r);
@@ -149,9 +147,7 @@ inline auto allocator<Policy, Backend>::trim_tail(std::uintptr_t base, std::size
   auto& ix = pools_[r->pool]->index;
   detail::resize_in_index(ix, *tail, tail->size - bytes);
   r->size -= bytes;
-  stats_.reserved_bytes -= bytes;
-  stats_.total_released_bytes += bytes;
-  ++stats_.releases;
+  count_release(bytes);
   return true;
 }
 
@@ -306,9 +302,7 @@ inline auto allocator<Policy, Backend>::unmap_free_pages(std::uint32_t pool) -> 
     std::uintptr_t const from = pe.map_base + detail::round_up_to_multiple(c->address - pe.map_base, pe.page);
     std::uintptr_t const to = pe.map_base + (c->end() - pe.map_base) / pe.page * pe.page;
     if (to <= from || !backend_.release(from, to - from)) continue;
-    stats_.reserved_bytes -= to - from;
-    stats_.total_released_bytes += to - from;
-    ++stats_.releases;
+    count_release(to - from);
     unmapped += to - from;
     remove_unmapped(pool, c, from, to - from);
   }
@@ -419,6 +413,14 @@ inline void allocator<Policy, Backend>::add_region(std::uint32_t pool, acquisiti
   chunk* c = make_chunk(a.base, a.size, r);
   r->first = r->last = c;
   ix.insert(*c);
+}
+
+template <class Policy, backend Backend>
+inline void allocator<Policy, Backend>::count_release(std::size_t bytes) noexcept
+{
+  stats_.reserved_bytes -= bytes;
+  stats_.total_released_bytes += bytes;
+  ++stats_.releases;
 }
 
 template <class Policy, backend Backend>

@@ -269,26 +269,21 @@ class snapshot_parser {
   }
 
   // The lowest address of a segment at the start or the end in the same pool (stream and
-  // segment_type) as the start's segment at `address`, where one lies below it with no
-  // segment of another pool between: the pools' reservations are disjoint, so it is in this
-  // one. 0 when none does.
+  // segment_type) as the start's segment at `address`, reached going down from it before any
+  // segment of another pool: the pools' reservations are disjoint, so it is in this one. 0
+  // when none lies below.
   static std::uint64_t reservation_base(std::uint64_t address, segment_info const& info,
                                         std::map<std::uint64_t, segment_info> const& start,
                                         std::map<std::uint64_t, segment_info> const& end)
   {
-    std::uint64_t lowest = address;
-    for (auto const* states : {&start, &end}) {
-      for (auto it = states->begin(); it != states->end() && it->first < address; ++it) {
-        bool const same_pool = it->second.stream == info.stream && it->second.small == info.small;
-        if (!same_pool) continue;
-        bool other_between = false;
-        for (auto const* others : {&start, &end})
-          for (auto o = others->lower_bound(it->first); o != others->end() && o->first < address; ++o)
-            other_between = other_between || o->second.stream != info.stream || o->second.small != info.small;
-        if (!other_between) lowest = std::min(lowest, it->first);
-      }
+    std::map<std::uint64_t, segment_info> below(start.begin(), start.lower_bound(address));
+    below.insert(end.begin(), end.lower_bound(address));
+    std::uint64_t lowest = 0;
+    for (auto it = below.rbegin(); it != below.rend(); ++it) {
+      if (it->second.stream != info.stream || it->second.small != info.small) break;
+      lowest = it->first;
     }
-    return lowest < address ? lowest : 0;
+    return lowest;
   }
 
   // Walking back over a segment_map: before it, the pages were not mapped. PyTorch reports
