@@ -14,7 +14,7 @@ h1{font-size:20px}h2{font-size:15px;margin:0 0 4px}
 .panel{border:1px solid #ddd;padding:8px}
 canvas{width:100%;display:block;margin:4px 0}
 .state{font-size:12px;font-family:monospace;white-space:pre-wrap}
-table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td.holder{text-align:left}
 .legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}
 .note{font-size:12px;color:#555}
 #overlay{border:1px solid #ddd;padding:8px;margin-top:12px}
@@ -180,13 +180,30 @@ function showState(v, point) {
           (s.region_count > 6 ? ", ..." : "");
   v.state.textContent = text;
 }
+// Built as text nodes, never as HTML: a call site is the recording's text (`<lambda>`, paths).
 function showPeak(v) {
-  const rows = v.p.peak_free.map(([addr, bytes, before, after]) => {
-    const side = b => (b === null ? "region's end" : (b[2] ? "live " + size(b[0]) + " (asked " + size(b[1]) + ")" : "free " + size(b[0])));
-    return "<tr><td>" + addr.toString(16) + "</td><td>" + size(bytes) + "</td><td>" + side(before) + "</td><td>" + side(after) + "</td></tr>";
+  const side = b => (b === null ? "region's end" : !b[2] ? "free " + size(b[0]) :
+                     "live " + size(b[0]) + " (asked " + size(b[1]) + ")" + (b[3] ? " from " + D.sites[b[3]] : ""));
+  const cell = (row, tag, text, cls) => {
+    const c = document.createElement(tag);
+    c.textContent = text;
+    if (cls) c.className = cls;
+    row.appendChild(c);
+  };
+  v.peak.replaceChildren();
+  const caption = v.peak.createCaption();
+  caption.className = "note";
+  caption.textContent = "at its peak (event " + v.p.peak_event + "): the largest free chunks and the blocks that hold them in place" +
+                        (D.sites.length > 1 ? ", with the call sites that allocated them" : "");
+  const head = v.peak.insertRow();
+  ["address", "free", "before it", "after it"].forEach(h => cell(head, "th", h));
+  v.p.peak_free.forEach(([addr, bytes, before, after]) => {
+    const row = v.peak.insertRow();
+    cell(row, "td", addr.toString(16));
+    cell(row, "td", size(bytes));
+    cell(row, "td", side(before), "holder");
+    cell(row, "td", side(after), "holder");
   });
-  v.peak.innerHTML = "<caption class=note>at its peak (event " + v.p.peak_event + "): the largest free chunks and the blocks that " +
-                     "hold them in place</caption><tr><th>address</th><th>free</th><th>before it</th><th>after it</th></tr>" + rows.join("");
 }
 const slider = document.getElementById("slider");
 slider.max = D.points.length - 1;

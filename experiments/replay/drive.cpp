@@ -23,7 +23,7 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
       if (done == events) break;
       ++done;
       if (done <= restored) {
-        after_each(done);
+        after_each(done, std::span<block_ref const>(block));
         continue;
       }
       if (e.kind == trace::op::alloc) {
@@ -39,8 +39,9 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
       } else if (live[e.slot]) {
         live[e.slot] = false;
         a.deallocate(block[e.slot]);
+        block[e.slot] = {};
       }
-      after_each(done);
+      after_each(done, std::span<block_ref const>(block));
     }
   return done;
 }
@@ -49,10 +50,11 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
 
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events)
 {
-  return run(a, t, events, [](std::uint64_t) {});
+  return run(a, t, events, [](std::uint64_t, std::span<block_ref const>) {});
 }
 
-void drive_each(any_allocator& a, trace::trace const& t, std::function<void(std::uint64_t)> const& after_each)
+void drive_each(any_allocator& a, trace::trace const& t,
+                std::function<void(std::uint64_t, std::span<block_ref const>)> const& after_each)
 {
   (void)run(a, t, all_events, after_each);
 }
@@ -62,7 +64,7 @@ std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& 
   auto a = c.make();
   std::size_t peak = 0;
   std::uint64_t at = 0;
-  run(*a, t, all_events, [&](std::uint64_t done) {
+  run(*a, t, all_events, [&](std::uint64_t done, std::span<block_ref const>) {
     std::size_t const reserved = a->counters().reserved_bytes;
     if (reserved > peak) {
       peak = reserved;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 
 namespace fraglab {
 
@@ -18,9 +19,11 @@ inline constexpr std::uint64_t all_events = std::numeric_limits<std::uint64_t>::
 // A start state the allocator restores counts as the events that allocate it.
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events = all_events);
 
-// The same over every event, calling `after_each(n)` once n events have been applied (each
-// restored one too): for tools that look at the allocator at chosen points.
-void drive_each(any_allocator& a, trace::trace const& t, std::function<void(std::uint64_t)> const& after_each);
+// The same over every event, calling `after_each(n, blocks)` once n events have been applied
+// (each restored one too): for tools that look at the allocator at chosen points.
+// blocks[slot] is the block the slot holds, address 0 where it holds none.
+void drive_each(any_allocator& a, trace::trace const& t,
+                std::function<void(std::uint64_t, std::span<block_ref const>)> const& after_each);
 
 // The number of events after which reserved bytes first reach their peak under `c`.
 std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
+#include <unordered_map>
 #include <stdexcept>
 
 namespace fraglab {
@@ -94,6 +96,10 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
     out += std::to_string(points[i]);
   }
   out += "],\"policies\":[";
+  // The call sites shown (the trace's, where it records them), [0] = "" for none.
+  bool const has_sites = !t.sites.empty() && t.event_sites.size() == t.events.size() && !t.streamed();
+  std::vector<std::string> shown_sites{""};
+  std::map<std::uint32_t, std::size_t> shown_index{{0, 0}};
   for (std::size_t p = 0; p < policies.size(); ++p) {
     composition const& c = *policies[p];
     replay_options options;
@@ -104,7 +110,21 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
     auto a = c.make();
     std::vector<state> states;
     std::size_t next = 0;
-    drive_each(*a, t, [&](std::uint64_t done) {
+    // Each slot's block's call site, and at the peak each live block's, by address.
+    std::vector<std::uintptr_t> slot_address(has_sites ? t.slots : 0, 0);
+    std::vector<std::uint32_t> slot_site(slot_address.size(), 0);
+    std::unordered_map<std::uintptr_t, std::uint32_t> peak_sites;
+    drive_each(*a, t, [&](std::uint64_t done, std::span<block_ref const> blocks) {
+      if (has_sites) {
+        trace::event const& e = t.events[done - 1];
+        if (e.kind == trace::op::alloc && blocks[e.slot].address != slot_address[e.slot]) {  // a block it got now
+          slot_address[e.slot] = blocks[e.slot].address;
+          slot_site[e.slot] = t.event_sites[done - 1];
+        }
+        if (done == peaks[p])
+          for (std::size_t slot = 0; slot < blocks.size(); ++slot)
+            if (blocks[slot].address != 0) peak_sites[blocks[slot].address] = slot_site[slot];
+      }
       if (next >= points.size() || done != points[next]) return;
       ++next;
       state& s = states.emplace_back();
@@ -192,9 +212,15 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
         std::size_t const n = k + static_cast<std::size_t>(step);
         if (n >= peak->chunks.size() || peak->chunks[n].region != peak->chunks[k].region) return "null";
         chunk const& b = peak->chunks[n];
+        std::size_t site = 0;
+        if (auto const it = peak_sites.find(b.address); b.in_use && it != peak_sites.end()) {
+          auto const [at, added] = shown_index.try_emplace(it->second, shown_sites.size());
+          if (added) shown_sites.push_back(t.sites[it->second]);
+          site = at->second;
+        }
         std::string out = "[";
-        out.append(std::to_string(b.size)).append(",").append(std::to_string(b.requested)).append(b.in_use ? ",1]" : ",0]");
-        return out;
+        out.append(std::to_string(b.size)).append(",").append(std::to_string(b.requested)).append(b.in_use ? ",1," : ",0,");
+        return out.append(std::to_string(site)).append("]");
       };
       for (std::size_t k = 0; k < free.size() && k < o.peak_free_chunks; ++k) {
         chunk const& f = peak->chunks[free[k]];
@@ -205,6 +231,8 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
     }
     out += "]}";
   }
+  out += "],\"sites\":[";
+  for (std::size_t i = 0; i < shown_sites.size(); ++i) out.append(i ? "," : "").append(quoted_json(shown_sites[i]));
   return out + "]}";
 }
 

@@ -4,7 +4,8 @@
 // `max_segments`, address buckets with the share of them in use), the chunk count, the free
 // chunks, the largest free chunk and each region's free bytes, as `fraglab dump --at N`
 // reports them. At a policy's peak, its largest free chunks with the blocks on either side,
-// which hold them in place.
+// which hold them in place, and where the trace records them (a snapshot's stack frames), the
+// call sites that allocated those blocks.
 #pragma once
 
 #include "experiments/registry/composition.hpp"

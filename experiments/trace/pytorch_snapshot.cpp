@@ -1,6 +1,7 @@
 #include "experiments/trace/pytorch_snapshot.hpp"
 
 #include "experiments/pickle/pickle_reader.hpp"
+#include "experiments/trace/call_site.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/trace.hpp"
 #include "policies/presets/pytorch_caching.hpp"
@@ -183,7 +184,32 @@ class snapshot_parser {
     std::uint64_t block_size;  // 0: not recorded, derive it
     std::uint64_t requested;
     std::uint64_t stream;
+    std::uint32_t site;
   };
+
+  // The call site of an event's or a block's `frames`, as an index into out.sites (0: none).
+  // Frames are what a person reads, not what a replay decides: a stack in another shape
+  // than PyTorch's gives no site rather than an error.
+  std::uint32_t site_of(pickle::value const& dict, device_snapshot& out)
+  {
+    pickle::value const* frames = dict.get("frames");
+    if (frames == nullptr || !frames->is_list() || frames->as_list().empty()) return 0;
+    stack_.clear();
+    for (auto const& fp : frames->as_list()) {
+      if (!fp->is_dict()) continue;
+      pickle::value const* name = fp->get("name");
+      pickle::value const* file = fp->get("filename");
+      pickle::value const* line = fp->get("line");
+      if (name == nullptr || file == nullptr || !name->is_text() || !file->is_text()) continue;
+      stack_.push_back({name->as_text(), file->as_text(), line != nullptr && line->is_int() ? line->as_int() : 0});
+    }
+    std::string site = call_site(stack_);
+    if (site.empty()) return 0;
+    if (out.sites.empty()) out.sites.emplace_back();
+    auto const [it, added] = site_index_.try_emplace(std::move(site), static_cast<std::uint32_t>(out.sites.size()));
+    if (added) out.sites.push_back(it->first);
+    return it->second;
+  }
   struct segment_info {
     std::uint64_t size;
     std::uint64_t stream;
@@ -194,6 +220,7 @@ class snapshot_parser {
   {
     device_snapshot out;
     out.device = device;
+    site_index_.clear();
     std::map<std::uint64_t, segment_info> segs;
     std::map<std::uint64_t, live_info> live;
     std::map<std::uint64_t, segment_info> end_segs;
@@ -219,7 +246,7 @@ class snapshot_parser {
         if (state == "inactive") continue;
         std::uint64_t const requested = number(b, "requested_size", "a block");
         if (requested == 0) fail("expected a positive 'requested_size' in a live block (PyTorch records no empty blocks)");
-        live[block_address] = {size, requested, stream};
+        live[block_address] = {size, requested, stream, site_of(b, out)};
       }
     }
     // Events, and the walk back to the start state.
@@ -242,13 +269,14 @@ class snapshot_parser {
       ev.size = number(e, "size", "an event");
       if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
       ev.stream = number(e, "stream", "an event");
+      if (ev.op == snapshot_op::alloc || ev.op == snapshot_op::free) ev.site = site_of(e, out);
       out.events.push_back(ev);
     }
     end_segs = segs;
     for (auto it = out.events.rbegin(); it != out.events.rend(); ++it) {
       switch (it->op) {
         case snapshot_op::alloc: live.erase(it->address); break;
-        case snapshot_op::free: live[it->address] = {0, it->size, it->stream}; break;
+        case snapshot_op::free: live[it->address] = {0, it->size, it->stream, it->site}; break;
         case snapshot_op::segment_alloc: segs.erase(it->address); break;
         case snapshot_op::segment_free: segs[it->address] = {it->size, it->stream, it->size == pt::small_buffer}; break;
         case snapshot_op::segment_map: unmap_before(segs, it->address, it->size); break;
@@ -261,7 +289,7 @@ class snapshot_parser {
       snapshot_segment seg{address, info.size, info.stream, info.small, {}};
       if (settings_.expandable_segments) seg.reservation_base = reservation_base(address, info, start_segs, end_segs);
       for (auto it = live.lower_bound(address); it != live.end() && it->first < address + info.size; ++it)
-        seg.live.push_back({it->first, it->second.block_size, it->second.requested});
+        seg.live.push_back({it->first, it->second.block_size, it->second.requested, it->second.site});
       out.initial_segments.push_back(std::move(seg));
     }
     size_unknown_blocks(out.initial_segments, out.events);
@@ -380,6 +408,8 @@ class snapshot_parser {
 
   std::string path_;
   recorded_settings settings_;  // the rounding and split rules the start state was made under
+  std::vector<stack_frame> stack_;                             // one event's frames, reused
+  std::unordered_map<std::string, std::uint32_t> site_index_;  // this device's sites, interned
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ struct snapshot_block {
   std::uint64_t address;
   std::uint64_t size;       // the block's size in the segment
   std::uint64_t requested;  // what the program asked for
+  std::uint32_t site = 0;   // where it was allocated: device_snapshot::sites
 };
 
 struct snapshot_segment {
@@ -53,6 +54,9 @@ struct snapshot_event {
   std::uint64_t size;  // requested bytes for alloc/free, segment bytes for segments
   std::uint64_t stream;
   std::size_t index = 0;  // its place in the device's list in device_traces, as PyTorch numbers it
+  // Where the block was allocated (device_snapshot::sites), for alloc and free alike: PyTorch
+  // records a free with the stack of its allocation.
+  std::uint32_t site = 0;
 };
 
 // allocator_settings as the presets take them. A key that changes the allocator's decisions
@@ -72,6 +76,9 @@ struct device_snapshot {
   std::vector<snapshot_segment> initial_segments;  // sorted by address
   std::vector<snapshot_event> events;              // alloc, free_completed, segment_alloc/free/map/unmap
   std::size_t recorded_ooms = 0;                   // `oom` entries: allocations PyTorch could not serve
+  // The call sites (call_site.hpp) of the recording's stack frames, [0] = "" for none; empty
+  // where it recorded no frames.
+  std::vector<std::string> sites;
 };
 
 struct pytorch_snapshot {

@@ -119,11 +119,17 @@ trace device_trace(device_snapshot const& d, std::string name)
   auto slot = [&](std::uint64_t address) {
     return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
   };
+  t.sites = d.sites;
+  // Each event with the call site of the block it allocates or frees, where frames were recorded.
+  auto const add = [&](event const& e, std::uint32_t site) {
+    t.events.push_back(e);
+    if (!t.sites.empty()) t.event_sites.push_back(site);
+  };
   for (auto const& seg : d.initial_segments) {
     start_segment& start = t.start_segments.emplace_back(start_segment{seg.size, seg.stream, seg.small, {}});
     t.recorded_segments.push_back({seg.address, seg.size});
     for (auto const& b : seg.live) {
-      t.events.push_back({op::alloc, slot(b.address), b.requested, 1, seg.stream});
+      add({op::alloc, slot(b.address), b.requested, 1, seg.stream}, b.site);
       ++t.allocs;
       start.live.push_back({b.address - seg.address, b.size, b.requested, t.events.back().slot});
     }
@@ -134,12 +140,12 @@ trace device_trace(device_snapshot const& d, std::string name)
     snapshot_event const& e = d.events[i];
     switch (e.op) {
       case snapshot_op::alloc:
-        t.events.push_back({op::alloc, slot(e.address), e.size, 1, e.stream});
+        add({op::alloc, slot(e.address), e.size, 1, e.stream}, e.site);
         ++t.allocs;
         segments.alloc(e.address);
         break;
       case snapshot_op::free:
-        t.events.push_back({op::free, slot(e.address), 0, 1, e.stream});
+        add({op::free, slot(e.address), 0, 1, e.stream}, e.site);
         ++t.frees;
         segments.free(e.address);
         break;
@@ -174,7 +180,7 @@ trace device_trace(device_snapshot const& d, std::string name)
         }
         i += run - 1;
         if (unmapped || freed == idle) {
-          t.events.push_back({op::release, 0});
+          add({op::release, 0}, 0);
           ++t.releases;
         }
         break;

@@ -74,6 +74,11 @@ struct trace {
   // under them applies unless told to ignore them.
   std::vector<std::pair<std::string, std::string>> recorded_parameters;
   bool recorded_expandable = false;  // a snapshot recorded with expandable_segments:True
+  // Where each allocation came from, for a snapshot recorded with stack frames
+  // (call_site.hpp): event_sites[i] indexes `sites` for events[i], 0 ("") where unknown.
+  // Both empty for a trace without frames.
+  std::vector<std::string> sites;
+  std::vector<std::uint32_t> event_sites;
   // Its settings at values other than their defaults that the presets do not model, as
   // KEY=VALUE: a replay cannot say what they changed (verify and tune refuse them).
   std::vector<std::string> recorded_unmodelled;

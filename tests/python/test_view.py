@@ -140,6 +140,65 @@ def test_a_screenshot_is_not_blank(browser, page):
     assert len(drawn) == len(POLICIES) and all(n > 1000 for n in drawn)
 
 
+MIB = 1 << 20
+
+
+def frames(function, file, line):
+    """A recorded stack, innermost first: the stack capture, PyTorch's Python, the program."""
+    return [{"name": "torch::unwind::unwind()", "filename": "??", "line": 0},
+            {"name": "_call_impl", "filename": "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", "line": 1790},
+            {"name": function, "filename": file, "line": line}]
+
+
+def snapshot_with_frames(path):
+    """A 20 MiB segment: A (8 MiB) and C (4 MiB) live around B's freed 6 MiB, then D (10 MiB)
+    needs a segment of its own: the peak, where B's hole is held by A before it and C after."""
+    base, second = 0x7F0000000000, 0x7F0004000000
+    sites = {"A": ("make_a", "/home/me/model.py", 10), "B": ("make_b", "/home/me/train.py", 20),
+             "C": ("<lambda>", "/home/me/train.py", 30), "D": ("make_d", "/home/me/train.py", 40)}
+    at = {"A": (base, 8 * MIB), "B": (base + 8 * MIB, 6 * MIB), "C": (base + 14 * MIB, 4 * MIB), "D": (second, 10 * MIB)}
+
+    def event(action, name):
+        return {"action": action, "addr": at[name][0], "size": at[name][1], "stream": 0, "frames": frames(*sites[name])}
+
+    def block(name, live=True):
+        return {"address": at[name][0], "size": at[name][1], "requested_size": at[name][1] if live else 0,
+                "state": "active_allocated" if live else "inactive", "frames": frames(*sites[name]) if live else []}
+
+    segments = [{"address": base, "total_size": 20 * MIB, "stream": 0, "segment_type": "large", "device": 0,
+                 "blocks": [block("A"), block("B", live=False), block("C"),
+                            {"address": base + 18 * MIB, "size": 2 * MIB, "requested_size": 0, "state": "inactive"}]},
+                {"address": second, "total_size": 10 * MIB, "stream": 0, "segment_type": "large", "device": 0,
+                 "blocks": [block("D")]}]
+    trace = [{"action": "segment_alloc", "addr": base, "size": 20 * MIB, "stream": 0},
+             event("alloc", "A"), event("alloc", "B"), event("alloc", "C"), event("free_completed", "B"),
+             {"action": "segment_alloc", "addr": second, "size": 10 * MIB, "stream": 0}, event("alloc", "D")]
+    import pickle
+    path.write_bytes(pickle.dumps({"segments": segments, "device_traces": [trace]}, protocol=4))
+
+
+def test_the_peak_names_the_call_sites_of_the_blocks_holding_each_hole(browser, tmp_path):
+    snapshot_with_frames(tmp_path / "frames.pickle")
+    cli("view", tmp_path / "frames.pickle", "-p", "pytorch_caching", "-o", tmp_path / "frames.html")
+    browser.get((tmp_path / "frames.html").as_uri())
+    rows = browser.find_elements("css selector", ".panel table.peak tr")
+    cells = [[td.text for td in row.find_elements("css selector", "td")] for row in rows[1:]]
+    # B's hole, between A and C; then the tail, after C. The program's frames, not PyTorch's;
+    # a function named <lambda> shown as text.
+    assert cells[0][1:] == ["6.000 MiB", "live 8.000 MiB (asked 8.000 MiB) from model.py:10 make_a",
+                            "live 4.000 MiB (asked 4.000 MiB) from train.py:30 <lambda>"]
+    assert cells[1][1:] == ["2.000 MiB", "live 4.000 MiB (asked 4.000 MiB) from train.py:30 <lambda>", "region's end"]
+    assert "call sites" in browser.find_element("css selector", ".panel table.peak caption").text
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_a_trace_without_frames_shows_no_call_site(browser, page):
+    path, data = page
+    assert data["sites"] == [""]
+    browser.get(path.as_uri())
+    assert " from " not in browser.find_element("css selector", ".panel table.peak").text
+
+
 def test_a_large_trace_stays_small(tmp_path):
     cli("gen", "random", "--seed", "5", "--allocations", "200000", "-o", tmp_path / "big.fbin")
     cli("view", tmp_path / "big.fbin", "-p", ",".join(POLICIES), "--backend", "simulated", "-o", tmp_path / "big.html")
