@@ -139,6 +139,12 @@ def plain_axis(ax, axis, log, zoom, values):
     """Plain tick labels (no offset, no 1e10), log or linear, from zero unless zoomed."""
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log" if log else "linear")
     if log:
+        # Ticks at 1, 2 and 5 of each decade, written as plain numbers (0.2, not 2x10^-1).
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+        scale = ax.xaxis if axis == "x" else ax.yaxis
+        scale.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        scale.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        scale.set_minor_formatter(NullFormatter())
         return
     ax.ticklabel_format(axis=axis, style="plain", useOffset=False)
     if not zoom and values and min(values) >= 0:
