@@ -3,6 +3,7 @@
 against a bump allocator that never reuses memory (the harness's floor).
 
     experiments/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N] [--rounds N]
+    experiments/speed_table.py --redraw [--out-dir results]   (the figure again from speed_patterns.csv)
 
 Runs the benchmark suite (benchmarks/, docs/performance.md), whose every subject goes
 through the replay loop of `fraglab replay` over events parsed beforehand:
@@ -38,8 +39,8 @@ import tempfile
 
 import dl_workloads
 import program_traces
-from results_io import (ROOT, at_least_one, common_arguments, figures, markdown_table, provenance, rounds_argument,
-                        rounds_of, trace_name, write_csv, write_markdown)
+from results_io import (ROOT, at_least_one, common_arguments, figures, markdown_table, provenance, read_table,
+                        rounds_argument, rounds_of, trace_name, write_csv, write_markdown)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library preloaded; None: the process's own glibc malloc), from Debian's
@@ -148,6 +149,15 @@ def worst_and_within(ratios):
     return worst, ratios[worst], sum(r <= TARGET_RATIO for r in ratios.values())
 
 
+PATTERN_COLUMNS = ["trace", "subject", "live_blocks", "ns_per_op"]  # `trace`: the pattern (plot.py's panels)
+
+
+def draw_speed_vs_live(out_dir, pattern_rows):
+    figures(out_dir, PATTERN_COLUMNS, pattern_rows,
+            [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
+    return 0
+
+
 def fmt(x, digits=1):
     return f"{x:.{digits}f}"
 
@@ -158,8 +168,13 @@ def main(argv):
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the Meson build with benchmarks/")
     parser.add_argument("--iterations", type=at_least_one, default=3, help="timed passes per benchmark (more for short traces)")
     rounds_argument(parser, "each subject's ns/op is its minimum over them")
+    parser.add_argument("--redraw", action="store_true",
+                        help="draw speed_vs_live.svg again from OUT/speed_patterns.csv, measuring nothing")
     args = parser.parse_args(argv)
     args.rounds = rounds_of(args)
+    if args.redraw:
+        return draw_speed_vs_live(args.out_dir, [[r[c] for c in PATTERN_COLUMNS] for r in read_table(
+            os.path.join(args.out_dir, "speed_patterns.csv"), PATTERN_COLUMNS)[1]])
 
     bench_bin = os.path.join(args.build, "benchmarks", "bench_allocators")
     count_bin = os.path.join(args.build, "benchmarks", "count_instructions")
@@ -246,12 +261,10 @@ def main(argv):
     replay_columns = ["family", "trace", "subject", "kind", "events", "ns_per_op", "ratio_to_fastest_general_purpose",
                       "ratio_to_floor", "failed_allocs"]
     write_csv(os.path.join(args.out_dir, "speed.csv"), header, replay_columns, replay_rows)
-    pattern_columns = ["trace", "subject", "live_blocks", "ns_per_op"]  # `trace`: the pattern (plot.py's panels)
-    write_csv(os.path.join(args.out_dir, "speed_patterns.csv"), header, pattern_columns, pattern_rows)
+    write_csv(os.path.join(args.out_dir, "speed_patterns.csv"), header, PATTERN_COLUMNS, pattern_rows)
     cg_columns = ["subject", "kind", "trace", "operations", "instructions_per_op"]
     write_csv(os.path.join(args.out_dir, "speed_instructions.csv"), header, cg_columns, cg_rows)
-    figures(args.out_dir, pattern_columns, pattern_rows,
-            [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
+    draw_speed_vs_live(args.out_dir, pattern_rows)
 
     names = [s for s, kind in subjects if kind != BY_ADDRESS_KIND]
     table = [[t, fam] + [fmt(ns[s]) for s in names] for t, (fam, ns, _) in summary.items()]

@@ -28,6 +28,9 @@ from results_io import (common_arguments, figures, fraglab_rows, markdown_table,
 
 RATIOS = [1, 2, 3, 4, 5, 6, 7, 8]
 POLICIES = ["tf_bfc", "best_fit"]
+# One backend for both policies of a family, so that their numbers compare: a GPU's separate
+# segments for the deep-learning traces, a program's contiguous heap for the rest.
+BACKEND = {"deep learning": "simulated", "programs": "heap"}
 
 
 def main(argv):
@@ -63,9 +66,7 @@ def main(argv):
     cells = {}  # (family, trace, policy, ratio) -> [peak_reserved_bytes, frag4, ns_per_op]
     for round_number in range(1, args.rounds + 1):
         for family, traces in families.items():
-            # One backend for both policies, so that their numbers compare: a GPU's separate
-            # segments for the deep-learning traces, a program's contiguous heap for the rest.
-            backend = ["--backend", "simulated" if family == "deep learning" else "heap"]
+            backend = ["--backend", BACKEND[family]]
             for name, path in traces.items():
                 for r in fraglab_rows(args.fraglab, ["sweep", path, "-p", ",".join(POLICIES), "--vary", vary,
                                                      "--repeat", args.repeat, "--jobs", args.jobs] + backend):
@@ -104,7 +105,8 @@ def main(argv):
     write_markdown(os.path.join(args.out_dir, "split_ratio.md"), "Split-ratio sweep", "split_ratio_sweep.py", header,
                    sections + [[f"![{m} against the split ratio]({f})" for m, f in drawings.items()]])
 
-    figures(args.out_dir, ["trace", "policy", "split_ratio", "frag4", "ns_per_op"], [r[1:4] + r[5:7] for r in rows],
+    figures(args.out_dir, ["trace", "policy", "split_ratio", "frag4", "ns_per_op", "backend"],
+            [r[1:4] + r[5:7] + [BACKEND[r[0]]] for r in rows],
             [("sweep", name, ["-x", "split_ratio", "-y", metric]) for metric, name in drawings.items()])
     return 0
 
