@@ -143,7 +143,7 @@ def plain_axis(ax, axis, log, zoom, values):
         from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
         scale = ax.xaxis if axis == "x" else ax.yaxis
         scale.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        scale.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        scale.set_major_formatter(FuncFormatter(lambda v, _: f"{int(v):,}" if v >= 1 and v == int(v) else f"{v:g}"))
         scale.set_minor_formatter(NullFormatter())
         return
     ax.ticklabel_format(axis=axis, style="plain", useOffset=False)
@@ -180,7 +180,7 @@ def plot_sweep(args):
               f"{', '.join(group + others)}", file=sys.stderr)
     keys = group + others
     for r in rows:  # a key the row's policy does not read (an empty cell) is left out of its label
-        r["__line"] = ", ".join(r[k] if k == "policy" else f"{k}={r[k]}" for k in keys if r[k])
+        r["__line"] = ", ".join(r[k] if k == "policy" or len(keys) == 1 else f"{k}={r[k]}" for k in keys if r[k])
     by_trace = grouped(rows, "trace")
     fig, axes = panels(len(by_trace))
     unit, divisor = size_unit(args.y, [number(r, args.y) for r in rows])
@@ -196,7 +196,9 @@ def plot_sweep(args):
             if unlimited:
                 print(f"plot.py: {trace}, {label}: {args.x}=unlimited has no place on the axis; left out", file=sys.stderr)
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label, color=f"C{i % 10}")
+                # Ten colours, then the same ten dashed, then dotted: no two lines alike.
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label, color=f"C{i % 10}",
+                        linestyle=["-", "--", ":"][i // 10 % 3])
             for y in flat:
                 ax.axhline(y, linestyle="--", label=f"{label} (does not read {args.x})", color=f"C{i % 10}")
             ys += [p[1] for p in points] + flat

@@ -154,7 +154,7 @@ PATTERN_COLUMNS = ["trace", "subject", "live_blocks", "ns_per_op"]  # `trace`: t
 
 def draw_speed_vs_live(out_dir, pattern_rows):
     figures(out_dir, PATTERN_COLUMNS, pattern_rows,
-            [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x"])])
+            [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x", "--log-y"])])
     return 0
 
 
