@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 from results_io import ROOT, SHARED_TRACES, InputError, distinct_names, input_file, read_table
-from speed_table import BY_ADDRESS_KIND, instructions, preload_env
+from speed_measurement import BY_ADDRESS_KIND, instructions, preload_env
 
 FRAGLAB_KINDS = ("fraglab", BY_ADDRESS_KIND)
 CANNOT_COMPARE = 77  # meson test's (and automake's) status for a skipped test

@@ -27,7 +27,7 @@ import tempfile
 
 from results_io import (at_least_one, distinct_names, file_digest, input_file, markdown_table, output_file, provenance,
                         repeated_trace_name, trace_name, write_markdown)
-from speed_table import TARGETS, bench, fmt, instructions, preload_env
+from speed_measurement import TARGETS, bench, fmt, instructions, preload_env
 
 BUILDS = ("before", "after")
 DEFAULT_POLICIES = TARGETS + ["pytorch_caching"]

@@ -34,7 +34,7 @@ import tempfile
 
 from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, input_file, markdown_table, output_dir,
                         provenance, repeated_trace_name, run, trace_name, write_csv, write_markdown)
-from speed_table import bench, fmt, preload_env
+from speed_measurement import bench, fmt, preload_env
 
 PRESETS = ["tf_bfc", "pytorch_caching", "tlsf"]
 CUDA_OWN = ["cudaMalloc", "cudaMallocAsync"]

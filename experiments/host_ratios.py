@@ -36,7 +36,7 @@ import tempfile
 
 from results_io import (InputError, at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
                         processor, repeated_trace_name, runs_of, write_markdown_run)
-from speed_table import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects, worst_and_within
+from speed_measurement import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects, worst_and_within
 
 SCRIPT = "host_ratios.py"
 TITLE = "Host speed: each preset against the fastest general-purpose allocator"

@@ -29,11 +29,8 @@ are noisy: compare ratios within one run.
 """
 
 import argparse
-import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -41,112 +38,23 @@ import dl_workloads
 import program_traces
 from results_io import (ROOT, at_least_one, common_arguments, figures, markdown_table, provenance, read_table,
                         rounds_argument, rounds_of, trace_name, write_csv, write_markdown)
+from speed_measurement import (BY_ADDRESS_KIND, GENERAL_PURPOSE, TARGET_RATIO, TARGETS, fmt, instructions,
+                               measure_subjects, preload_env, worst_and_within)
 
-LIBDIR = "/usr/lib/x86_64-linux-gnu"
-# (name, library preloaded; None: the process's own glibc malloc), from Debian's
-# libjemalloc2, libmimalloc2.0 and libtcmalloc-minimal4.
-GENERAL_PURPOSE = [("glibc", None), ("jemalloc", "libjemalloc.so.2"), ("mimalloc", "libmimalloc.so.2"),
-                   ("tcmalloc", "libtcmalloc_minimal.so.4")]
 # One per free index: bins, one tree per pool, seglist, dlmalloc's bins, tree, augmented
 # address-ordered tree, buddy over the tree.
 POLICIES = ["tf_bfc", "pytorch_caching", "tlsf", "dlmalloc", "best_fit", "first_fit", "next_fit", "bins_best",
             "seg_best", "buddy"]
 SCAN = "list_ao_first"  # the classic address-ordered list, a scan by definition: patterns only
-TARGETS = ["tf_bfc", "best_fit", "tlsf", "first_fit"]  # within TARGET_RATIO of the fastest general-purpose allocator
-TARGET_RATIO = 3.0
 # Also freed by address, as a program plugged in by pointer frees them (the PyTorch plug-in):
 # the presets a program plugs in, paying for the engine's address map (docs/performance.md,
 # "Freeing by reference").
 BY_ADDRESS = ["pytorch_caching", "tf_bfc", "tlsf"]
-BY_ADDRESS_KIND = "fraglab freed by address"  # their `kind` in speed.csv and speed_instructions.csv
 LIVE = [1000, 10000, 100000, 1000000]
 # The scans (SCAN, seg_best) stop here: at 1e5 live blocks one steady-state allocation of the
 # address-ordered list walks about 1e5 holes, about 1 ms, and a pattern's 2^19 events take
 # hours. Two points, 1e3 and 1e4, already show the linear growth.
 SCAN_LIVE_MAX = 10000
-
-
-def preload_env(library, libdir=LIBDIR):
-    env = dict(os.environ)
-    # Each allocator as deployed: no preload but its own, and no glibc debugging (meson test
-    # sets MALLOC_PERTURB_, which makes glibc fill every block, gigabytes for the GPU traces).
-    for debugging in ("LD_PRELOAD", "MALLOC_PERTURB_", "MALLOC_CHECK_"):
-        env.pop(debugging, None)
-    if library:
-        path = os.path.join(libdir, library)
-        if not os.path.exists(path):
-            sys.exit(f"{os.path.basename(sys.argv[0])}: {path} is missing: run .ci/install-deps")
-        env["LD_PRELOAD"] = path
-    # tcmalloc reports every allocation above 1 GiB on stderr; the GPU traces make many.
-    env["TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD"] = str(1 << 62)
-    return env
-
-
-def bench(binary, args, env, scratch):
-    """The benchmarks' JSON rows: {name: row}."""
-    out = os.path.join(scratch, "bench.json")
-    cmd = [binary, "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=json"] + args
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
-    with open(out) as f:
-        rows = json.load(f)["benchmarks"]
-    # Google Benchmark appends /iterations:N and /manual_time to the registered names.
-    return {re.sub(r"(/iterations:\d+)?/manual_time$", "", r["name"]): r for r in rows}
-
-
-def instructions(binary, subject_args, trace, env, scratch):
-    """(instructions per operation, operations) of one subject under callgrind."""
-    out = os.path.join(scratch, "callgrind.out")
-    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}", binary] + \
-        subject_args + [trace]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
-    ops = int(next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("ops ")))
-    with open(out) as f:
-        total = int(next(line.split()[1] for line in f if line.startswith(("totals:", "summary:"))))
-    return total / ops, ops
-
-
-def check_served(name, library, measured):
-    """Exits unless the preloaded library is what served malloc in `measured`."""
-    served = {n.split("/")[2] if n.startswith("replay/") else n.split("/")[1] for n in measured}
-    if name not in served:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: LD_PRELOAD={library} did not serve malloc (served: {sorted(served)})")
-
-
-def measure_subjects(bench_bin, subject_args, policies, by_address, scratch, libdir=LIBDIR, specs=()):
-    """{benchmark name: row} of every general-purpose allocator, `policies` with the floor, and
-    `by_address` freed by address, each given `subject_args`. `specs` are further policies
-    run beside `policies`, each passed whole (a compose: spec keeps its commas) and named by
-    its spec.
-
-    Every general-purpose allocator runs in a process of its own, glibc included, so that no
-    allocator's heap carries another subject's history: glibc's time depends on it
-    (eor-nn-snapshot: 146-980 ns/op after all of fraglab's policies in its process; on its
-    own, 3.8 with Google Benchmark's console output and 4,200 with the JSON output read
-    here, with the same page faults and system calls). `policies` and the floor share
-    another process."""
-    measured = {}
-    for name, library in GENERAL_PURPOSE:
-        served = bench(bench_bin, ["--policies", "none", "--malloc"] + subject_args, preload_env(library, libdir), scratch)
-        check_served(name, library, served)
-        measured |= served
-    whole = [arg for spec in specs for arg in ("--policy", spec)]
-    measured |= bench(bench_bin, ["--policies", ",".join(policies), "--floor"] + whole + subject_args,
-                      preload_env(None), scratch)
-    if by_address:
-        measured |= bench(bench_bin, ["--policies", ",".join(by_address), "--free-by", "address"] + subject_args,
-                          preload_env(None), scratch)
-    return measured
-
-
-def worst_and_within(ratios):
-    """(trace, ratio, count) of {trace: ratio}: the worst ratio, where it is, and how many
-    traces are within TARGET_RATIO (host_ratios.py's summary reads the same)."""
-    worst = max(ratios, key=ratios.get)
-    return worst, ratios[worst], sum(r <= TARGET_RATIO for r in ratios.values())
 
 
 PATTERN_COLUMNS = ["trace", "subject", "live_blocks", "ns_per_op"]  # `trace`: the pattern (plot.py's panels)
@@ -156,10 +64,6 @@ def draw_speed_vs_live(out_dir, pattern_rows):
     figures(out_dir, PATTERN_COLUMNS, pattern_rows,
             [("sweep", "speed_vs_live.svg", ["-x", "live_blocks", "-y", "ns_per_op", "--group", "subject", "--log-x", "--log-y"])])
     return 0
-
-
-def fmt(x, digits=1):
-    return f"{x:.{digits}f}"
 
 
 def main(argv):
