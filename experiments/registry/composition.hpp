@@ -93,7 +93,9 @@ struct named_composition {
   std::string_view name;
   std::string_view index;
   std::string_view fit;
-  std::string_view defaults;  // KEY=VALUE,... applied before the user's
+  // Its defaults where they are not the parameter table's, applied before the user's: those of
+  // the preset's C++ config (registry_detail::preset_defaults); null where it has none.
+  param_set (*defaults)() = nullptr;
   std::string_view description;
 };
 std::span<named_composition const> named_compositions();

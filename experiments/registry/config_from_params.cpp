@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
+#include <limits>
+#include <utility>
 #include "experiments/registry/composition_impl.hpp"
 
 namespace fraglab::registry_detail {
@@ -82,17 +85,70 @@ quantum_size_rule size_from_params(param_set const& p)
   return s;
 }
 
+namespace {
+
+// A size as config_from_params reads it back: unlimited, or in the largest binary unit that
+// holds it exactly (256MiB, not 268435456), else in bytes.
+std::string size_text(std::size_t bytes)
+{
+  if (bytes == std::numeric_limits<std::size_t>::max()) return "unlimited";
+  constexpr std::array<std::pair<std::size_t, char const*>, 4> units{
+      {{std::size_t{1} << 40, "TiB"}, {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}}};
+  for (auto const& [unit, name] : units)
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + name;
+  return std::to_string(bytes);
+}
+
+// The shortest text that reads back as the same double (0.5, 1, 2).
+std::string real_text(double x)
+{
+  std::array<char, 32> buf{};
+  auto const [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  return ec == std::errc{} ? std::string(buf.data(), end) : std::to_string(x);
+}
+
+std::string flag_text(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rule const& g, quantum_size_rule const& z,
+                    stream_pool_rule const& pools)
+{
+  param_set p;
+  p.set("split", s.enabled ? "threshold" : "never");
+  p.set("min_remainder", size_text(s.min_remainder));
+  p.set("split_ratio", real_text(s.ratio));
+  p.set("max_internal_fragmentation", size_text(s.max_internal_fragmentation));
+  p.set("max_split_size", size_text(s.max_split_size));
+  p.set("coalesce", to_string(coalesce));
+  p.set("growth", to_string(g.kind));
+  p.set("initial_region", size_text(g.initial));
+  p.set("growth_factor", real_text(g.factor));
+  p.set("backoff", real_text(g.backoff));
+  p.set("backoff_once", flag_text(g.backoff_once));
+  p.set("backoff_to_need", flag_text(g.backoff_to_need));
+  p.set("memory_limit", size_text(g.memory_limit));
+  p.set("release_free_regions", flag_text(g.release_free_regions));
+  p.set("small_request", size_text(g.small_request));
+  p.set("small_segment", size_text(g.small_segment));
+  p.set("medium_request", size_text(g.medium_request));
+  p.set("medium_segment", size_text(g.medium_segment));
+  p.set("large_round", size_text(g.large_round));
+  p.set("quantum", size_text(z.quantum));
+  p.set("min_size", size_text(z.min_size));
+  p.set("header", size_text(z.header));
+  p.set("size_classes", z.power_of_two_classes ? "pow2" : "none");
+  p.set("per_stream", flag_text(pools.per_stream));
+  p.set("size_class_pools", flag_text(pools.size_class_pools));
+  return p;
+}
+
 bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
 
-fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t least_size)
+fine_bins_index_params fine_bins_from_params(param_set const& p)
 {
   fine_bins_index_params b;
-  // Without bin_base the bins start at the smallest chunk's power of two, which must exist.
-  if (!p.has("bin_base") && least_size > (std::size_t{1} << 63))
-    throw std::invalid_argument("fine_bins: the smallest chunk, " + std::to_string(least_size) +
-                                " bytes, has no power of two above it to start the bins at: lower min_size");
-  b.bin_base = p.has("bin_base") ? p.size("bin_base")
-                                 : std::bit_ceil(std::max<std::size_t>(least_size, fine_bins_index::bins_per_doubling));
+  if (p.has("bin_base")) b.bin_base = p.size("bin_base");
   if (p.has("bin_count")) b.bin_count = p.count("bin_count");
   return b;
 }

@@ -6,8 +6,10 @@
 #include "experiments/registry/composition.hpp"
 #include "policies/indexes/bins_index.hpp"
 #include "policies/indexes/fine_bins_index.hpp"
+#include "policies/indexes/index_for_size_rule.hpp"
 #include "policies/coalesce_rules.hpp"
 #include "policies/growth_rules.hpp"
+#include "policies/pool_rules.hpp"
 #include "policies/indexes/segregated_index.hpp"
 #include "policies/indexes/tree_index.hpp"
 #include "policies/size_rules.hpp"
@@ -25,10 +27,29 @@ coalescing coalescing_from_params(param_set const& p);
 growth_rule growth_from_params(param_set const& p);
 quantum_size_rule size_from_params(param_set const& p);
 bins_index_params bins_from_params(param_set const& p);
-// Fine bins start at the least size the size rule makes, unless bin_base is set.
-fine_bins_index_params fine_bins_from_params(param_set const& p, std::size_t least_size);
+// Only what the parameters give: fit_index_to_size_rule derives the rest.
+fine_bins_index_params fine_bins_from_params(param_set const& p);
 segregated_index_params seglist_from_params(param_set const& p);
 any_backend make_backend(backend_choice const& b, param_set const& p);
+
+// The inverse, part by part, for the keys of the split, coalesce, growth, size and pools
+// parts: each key and the text that config_from_params reads back as the same value.
+param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rule const& g, quantum_size_rule const& z,
+                    stream_pool_rule const& pools);
+
+// The parameters that build `c` where they differ from the parameter table's defaults: how a
+// preset written as a C++ config (policies/presets/) gives its name's defaults in the registry,
+// so that they are written once, in the preset.
+template <class Config>
+param_set preset_defaults(Config const& c)
+{
+  param_set const mine = params_of(c.split, c.coalesce.mode, c.growth, c.size, c.pools);
+  param_set const table = params_of({}, coalescing{}.mode, {}, {}, {});
+  param_set out;
+  for (auto const& [key, value] : mine.values())
+    if (value != table.text(key)) out.set(key, value);
+  return out;
+}
 
 template <class Alloc>
 typename Alloc::config config_from_params(param_set const& p)
@@ -50,12 +71,8 @@ typename Alloc::config config_from_params(param_set const& p)
     throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
   c.size.validate();
   c.growth.validate();
-  // The tree's and the fine bins' address bitmaps take the smallest chunk the size rule
-  // makes; TF's bins' bitmaps take the sizes it makes, a granule apart.
-  std::size_t const least = c.size.round(0).value_or(c.size.granule());
-  if constexpr (std::is_same_v<index_params, fine_bins_index_params>) c.index = fine_bins_from_params(p, least);
-  if constexpr (requires { c.index.least_size; }) c.index.least_size = least;
-  if constexpr (std::is_same_v<index_params, bins_index_params>) c.index.size_step = c.size.granule();
+  if constexpr (std::is_same_v<index_params, fine_bins_index_params>) c.index = fine_bins_from_params(p);
+  fit_index_to_size_rule(c.index, c.size, p.has("bin_base"));
   return c;
 }
 

@@ -1,5 +1,6 @@
 #include "experiments/registry/composition.hpp"
 #include "experiments/registry/cuda_backends.hpp"
+#include "experiments/registry/config_from_params.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/classic.hpp"
 #include "policies/presets/rmm_pool.hpp"
@@ -18,34 +19,53 @@
 namespace fraglab {
 namespace {
 
+// The named compositions' defaults, from their presets' C++ configs (policies/presets/).
+template <class Policy>
+param_set classic_defaults()
+{
+  return registry_detail::preset_defaults(presets::classic::make_config<Policy, any_backend>());
+}
+param_set buddy_defaults() { return registry_detail::preset_defaults(presets::classic::make_buddy_config<any_backend>()); }
+param_set segregated_pow2_defaults()
+{
+  return registry_detail::preset_defaults(presets::classic::make_segregated_pow2_config<any_backend>());
+}
+param_set tlsf_defaults() { return registry_detail::preset_defaults(presets::tlsf::make_config<any_backend>()); }
+param_set rmm_defaults() { return registry_detail::preset_defaults(presets::rmm::make_config<any_backend>()); }
+
+namespace classic = presets::classic;
 constexpr auto names = std::to_array<named_composition>({
-    {"first_fit", "ao_tree", "first", presets::classic::defaults, "classic address-ordered first fit (J&W 1998), O(log n)"},
-    {"first_fit_lifo", "list_lifo", "first", presets::classic::defaults, "classic first fit over a LIFO free list"},
-    {"first_fit_fifo", "list_fifo", "first", presets::classic::defaults, "classic first fit over a FIFO free list"},
-    {"next_fit", "ao_tree", "next", presets::classic::defaults, "classic address-ordered next fit, O(log n)"},
-    {"best_fit", "fine_bins", "best", presets::classic::defaults, "classic best fit (lowest address on ties), O(log n)"},
-    {"worst_fit", "tree", "worst", presets::classic::defaults, "classic worst fit"},
-    {"buddy", "tree", "best", presets::classic::buddy_defaults, "binary buddy system: power-of-two blocks, buddy-only merging"},
-    {"segregated_pow2", "list_lifo", "first", presets::classic::segregated_pow2_defaults,
+    {"first_fit", "ao_tree", "first", &classic_defaults<classic::first_fit_policy>,
+     "classic address-ordered first fit (J&W 1998), O(log n)"},
+    {"first_fit_lifo", "list_lifo", "first", &classic_defaults<classic::first_fit_lifo_policy>,
+     "classic first fit over a LIFO free list"},
+    {"first_fit_fifo", "list_fifo", "first", &classic_defaults<classic::first_fit_fifo_policy>,
+     "classic first fit over a FIFO free list"},
+    {"next_fit", "ao_tree", "next", &classic_defaults<classic::next_fit_policy>, "classic address-ordered next fit, O(log n)"},
+    {"best_fit", "fine_bins", "best", &classic_defaults<classic::best_fit_policy>,
+     "classic best fit (lowest address on ties), O(log n)"},
+    {"worst_fit", "tree", "worst", &classic_defaults<classic::worst_fit_policy>, "classic worst fit"},
+    {"buddy", "tree", "best", &buddy_defaults, "binary buddy system: power-of-two blocks, buddy-only merging"},
+    {"segregated_pow2", "list_lifo", "first", &segregated_pow2_defaults,
      "simple segregated storage: power-of-two classes, pages per class, no splitting or coalescing"},
-    {"tlsf", "seglist", "good", presets::tlsf::defaults, "TLSF (Masmano et al. 2004): two-level segregated good fit, O(1)"},
-    {"rmm_pool", "tree", "best", presets::rmm::defaults, "RMM pool_memory_resource: 256 B, best fit, grows by the pool size"},
-    {"bins_best", "bins", "best", "", "TF BFC's shape: 21 power-of-two bins, best fit by (size, address)"},
-    {"bins_worst", "bins", "worst", "", "size-class bins, largest chunk"},
-    {"tree_best", "tree", "best", "", "one red-black tree by (size, address), best fit"},
-    {"tree_worst", "tree", "worst", "", "one red-black tree by (size, address), worst fit"},
-    {"ao_first", "ao_tree", "first", "", "address-ordered first fit in O(log n) (augmented tree)"},
-    {"ao_next", "ao_tree", "next", "", "address-ordered next fit in O(log n) (augmented tree)"},
-    {"ao_worst", "ao_tree", "worst", "", "augmented address-ordered tree, worst fit"},
-    {"seg_good", "seglist", "good", "", "TLSF-shaped segregated lists, good fit in O(1)"},
-    {"seg_best", "seglist", "best", "", "segregated lists, exact best fit"},
-    {"list_ao_first", "list_ao", "first", "", "classic address-ordered list, first fit (O(n) scan)"},
-    {"list_ao_next", "list_ao", "next", "", "classic address-ordered list, next fit (O(n) scan)"},
-    {"list_ao_best", "list_ao", "best", "", "classic address-ordered list, best fit (O(n) scan)"},
-    {"list_ao_worst", "list_ao", "worst", "", "classic address-ordered list, worst fit (O(n) scan)"},
-    {"list_lifo_first", "list_lifo", "first", "", "classic LIFO list, first fit"},
-    {"list_fifo_first", "list_fifo", "first", "", "classic FIFO list, first fit"},
-    {"list_lifo_next", "list_lifo", "next", "", "classic LIFO list, next fit"},
+    {"tlsf", "seglist", "good", &tlsf_defaults, "TLSF (Masmano et al. 2004): two-level segregated good fit, O(1)"},
+    {"rmm_pool", "tree", "best", &rmm_defaults, "RMM pool_memory_resource: 256 B, best fit, grows by the pool size"},
+    {"bins_best", "bins", "best", nullptr, "TF BFC's shape: 21 power-of-two bins, best fit by (size, address)"},
+    {"bins_worst", "bins", "worst", nullptr, "size-class bins, largest chunk"},
+    {"tree_best", "tree", "best", nullptr, "one red-black tree by (size, address), best fit"},
+    {"tree_worst", "tree", "worst", nullptr, "one red-black tree by (size, address), worst fit"},
+    {"ao_first", "ao_tree", "first", nullptr, "address-ordered first fit in O(log n) (augmented tree)"},
+    {"ao_next", "ao_tree", "next", nullptr, "address-ordered next fit in O(log n) (augmented tree)"},
+    {"ao_worst", "ao_tree", "worst", nullptr, "augmented address-ordered tree, worst fit"},
+    {"seg_good", "seglist", "good", nullptr, "TLSF-shaped segregated lists, good fit in O(1)"},
+    {"seg_best", "seglist", "best", nullptr, "segregated lists, exact best fit"},
+    {"list_ao_first", "list_ao", "first", nullptr, "classic address-ordered list, first fit (O(n) scan)"},
+    {"list_ao_next", "list_ao", "next", nullptr, "classic address-ordered list, next fit (O(n) scan)"},
+    {"list_ao_best", "list_ao", "best", nullptr, "classic address-ordered list, best fit (O(n) scan)"},
+    {"list_ao_worst", "list_ao", "worst", nullptr, "classic address-ordered list, worst fit (O(n) scan)"},
+    {"list_lifo_first", "list_lifo", "first", nullptr, "classic LIFO list, first fit"},
+    {"list_fifo_first", "list_fifo", "first", nullptr, "classic FIFO list, first fit"},
+    {"list_lifo_next", "list_lifo", "next", nullptr, "classic LIFO list, next fit"},
 });
 
 template <class F>
@@ -123,7 +143,7 @@ resolved_policy resolve(std::string_view text)
   } else if (auto const* named = find_named(base)) {
     r.index = named->index;
     r.fit = named->fit;
-    apply_assignments(r.defaults, named->defaults);
+    if (named->defaults != nullptr) r.defaults = named->defaults();
   } else {
     unknown_policy(base);
   }

@@ -25,15 +25,66 @@
 // storage.
 #pragma once
 
-#include <string_view>
+#include "engine/allocator.hpp"
+#include "engine/policy_options.hpp"
+#include "policies/indexes/address_ordered_tree_index.hpp"
+#include "policies/indexes/fine_bins_index.hpp"
+#include "policies/indexes/index_for_size_rule.hpp"
+#include "policies/indexes/list_index.hpp"
+#include "policies/indexes/tree_index.hpp"
 
 namespace fraglab::presets::classic {
 
-// Defaults every classic preset shares (KEY=VALUE, as `--set` takes them).
-inline constexpr std::string_view defaults = "quantum=16,min_size=16,header=0,growth=exact,coalesce=immediate";
-inline constexpr std::string_view buddy_defaults =
-    "quantum=16,min_size=16,header=0,size_classes=pow2,growth=exact,coalesce=buddy";
-inline constexpr std::string_view segregated_pow2_defaults =
-    "quantum=16,min_size=16,header=0,size_classes=pow2,growth=exact,coalesce=never,size_class_pools=true";
+// Each preset's parts. Immediate coalescing is fixed in the type where the preset always
+// coalesces and the speed table measures it (docs/performance.md, "Structure fixed in the
+// type"); elsewhere the mode is read at run time, as a `compose:` of the same index and fit.
+using immediate = coalesce_is<fixed_coalescing<coalesce_mode::immediate>>;
+using first_fit_policy = policy_with<index_is<address_ordered_tree_index>, fit_is<first_fit>, immediate>;
+using first_fit_lifo_policy = policy_with<index_is<lifo_list_index>, fit_is<first_fit>>;
+using first_fit_fifo_policy = policy_with<index_is<fifo_list_index>, fit_is<first_fit>>;
+using next_fit_policy = policy_with<index_is<address_ordered_tree_index>, fit_is<next_fit>>;
+using best_fit_policy = policy_with<index_is<fine_bins_index>, fit_is<best_fit>, immediate>;
+using worst_fit_policy = policy_with<index_is<tree_index>, fit_is<worst_fit>>;
+using buddy_policy = policy_with<index_is<tree_index>, fit_is<best_fit>>;
+using segregated_pow2_policy = policy_with<index_is<lifo_list_index>, fit_is<first_fit>>;
+
+// J&W's model, as every classic preset has it: 16-byte alignment and minimum chunk, no
+// header, a heap grown by exactly what a miss needs, immediate coalescing, any remainder
+// split off.
+template <class Policy, class Backend>
+typename allocator<Policy, Backend>::config make_config()
+{
+  typename allocator<Policy, Backend>::config c;
+  c.size.quantum = 16;
+  c.size.min_size = 16;
+  c.size.header = 0;
+  c.growth.kind = growth_kind::exact;
+  fit_index_to_size_rule(c.index, c.size);
+  return c;
+}
+
+// Binary buddy: power-of-two sizes, buddy-only merging.
+template <class Backend>
+typename allocator<buddy_policy, Backend>::config make_buddy_config()
+{
+  auto c = make_config<buddy_policy, Backend>();
+  c.size.power_of_two_classes = true;
+  c.coalesce.mode = coalesce_mode::buddy;
+  fit_index_to_size_rule(c.index, c.size);
+  return c;
+}
+
+// Simple segregated storage: power-of-two classes, each with pages of its own that it carves
+// one block at a time (a split within the class's pool), never coalesced.
+template <class Backend>
+typename allocator<segregated_pow2_policy, Backend>::config make_segregated_pow2_config()
+{
+  auto c = make_config<segregated_pow2_policy, Backend>();
+  c.size.power_of_two_classes = true;
+  c.coalesce.mode = coalesce_mode::never;
+  c.pools.size_class_pools = true;
+  fit_index_to_size_rule(c.index, c.size);
+  return c;
+}
 
 }  // namespace fraglab::presets::classic

@@ -15,12 +15,29 @@
 // pool instead); per-stream free lists and stream-ordered reuse (one stream is modelled).
 #pragma once
 
-#include <string_view>
+#include "engine/allocator.hpp"
+#include "engine/policy_options.hpp"
+#include "policies/indexes/index_for_size_rule.hpp"
+#include "policies/indexes/tree_index.hpp"
 
 namespace fraglab::presets::rmm {
 
-inline constexpr std::string_view defaults =
-    "quantum=256,min_size=256,growth=proportional,initial_region=256MiB,growth_factor=1,backoff=0.5,"
-    "backoff_to_need=true,coalesce=immediate";
+using policy = policy_with<index_is<tree_index>, fit_is<best_fit>>;
+
+// pool_memory_resource's defaults, with initial_pool_size 256 MiB.
+template <class Backend>
+typename allocator<policy, Backend>::config make_config()
+{
+  typename allocator<policy, Backend>::config c;
+  c.size.quantum = 256;
+  c.size.min_size = 256;
+  c.growth.kind = growth_kind::proportional;
+  c.growth.initial = std::size_t{256} << 20;
+  c.growth.factor = 1.0;
+  c.growth.backoff = 0.5;
+  c.growth.backoff_to_need = true;
+  fit_index_to_size_rule(c.index, c.size);
+  return c;
+}
 
 }  // namespace fraglab::presets::rmm

@@ -2,6 +2,8 @@
 """A policy part's optional hooks must be declared (engine/part_traits.hpp): a hook declared
 but misspelt, declared but given other parameters, or defined but not declared must each
 fail to compile with a message naming the hook, and the same part spelt right must compile.
+Likewise policy_with's named options (engine/policy_options.hpp): an argument that is not an
+option, a missing index or fit, or an option given twice fails, naming what is wrong.
 
     check_part_hooks.py SOURCE_ROOT COMPILER [COMPILER ARGS...]
 
@@ -61,15 +63,48 @@ CASES = [
 ]
 
 
+OPTIONS_PROGRAM = """
+#include "backends/simulated_backend.hpp"
+#include "engine/policy_options.hpp"
+#include "policies/indexes/tree_index.hpp"
+using namespace fraglab;
+using P = policy_with<{options}>;
+int main()
+{{
+  allocator<P, simulated_backend> a(simulated_backend{{}});
+  return a.allocate(64) ? 0 : 1;
+}}
+"""
+
+# (name, policy_with's arguments, None if it must compile, else a word the error must name)
+OPTION_CASES = [
+    ("named options in any order", "coalesce_is<fixed_coalescing<coalesce_mode::immediate>>, fit_is<best_fit>, "
+     "index_is<tree_index>", None),
+    ("an argument that is not an option", "index_is<tree_index>, fit_is<best_fit>, threshold_split", "options only"),
+    ("no fit", "index_is<tree_index>", "exactly one fit_is"),
+    ("an option given twice", "index_is<tree_index>, fit_is<best_fit>, growth_is<growth_rule>, growth_is<growth_rule>",
+     "given twice"),
+]
+
+
+def sources():
+    """(name, program, None or the word its error must name) of every case."""
+    for name, body, role, must_name in CASES:
+        pools, reclaim = ("part", "fraglab::no_reclaim") if role == "pools" else ("fraglab::stream_pool_rule", "part")
+        yield name, PROGRAM.format(body=body, pools=pools, reclaim=reclaim), must_name
+    for name, options, must_name in OPTION_CASES:
+        yield "policy_with: " + name, OPTIONS_PROGRAM.format(options=options), must_name
+
+
 def main(argv):
     root, compiler = argv[0], argv[1:]
     failed = 0
+    cases = list(sources())
     with tempfile.TemporaryDirectory() as scratch:
-        for name, body, role, must_name in CASES:
-            pools, reclaim = ("part", "fraglab::no_reclaim") if role == "pools" else ("fraglab::stream_pool_rule", "part")
+        for name, program, must_name in cases:
             source = os.path.join(scratch, "case.cpp")
             with open(source, "w") as f:
-                f.write(PROGRAM.format(body=body, pools=pools, reclaim=reclaim))
+                f.write(program)
             done = subprocess.run(compiler + ["-std=c++20", "-fsyntax-only", "-I", root, source],
                                   capture_output=True, text=True)
             if must_name is None:
@@ -81,7 +116,7 @@ def main(argv):
                                      ":\n" + done.stderr[-2000:])
             print(("ok:   " if ok else "FAIL: ") + name + (" " + why if why else ""))
             failed += 0 if ok else 1
-    print(f"check_part_hooks: {len(CASES) - failed} passed, {failed} failed")
+    print(f"check_part_hooks: {len(cases) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
