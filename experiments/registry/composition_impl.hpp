@@ -9,6 +9,7 @@
 #include "experiments/registry/instantiations.hpp"
 #include "experiments/replay/pass_runner_of.hpp"
 #include "experiments/replay/replay.hpp"
+#include "policies/compositions.hpp"
 
 #include <array>
 #include <memory>
@@ -131,6 +132,19 @@ std::unique_ptr<composition> make_with_immediate_coalescing(std::string name, pa
   if (coalescing_from_params(p).mode == coalesce_mode::immediate)
     return make_composition_of<Index, Fit, fixed_coalescing<coalesce_mode::immediate>>(std::move(name), p, b);
   return make_composition_of<Index, Fit>(std::move(name), p, b);
+}
+
+// How the registry builds each pair: the plain composition, unless a translation unit of
+// experiments/registry/ specializes this for a pair it builds otherwise (before its table).
+template <class Index, class Fit>
+inline constexpr composition_factory factory_for = &make_composition_of<Index, Fit>;
+
+// The registry's rows for a list of policies/compositions.hpp.
+template <class... Policies>
+constexpr auto instantiations_of(composition_list<Policies...>)
+{
+  return std::array<instantiation, sizeof...(Policies)>{
+      {{Policies::index::name, Policies::fit::name, factory_for<typename Policies::index, typename Policies::fit>}...}};
 }
 
 }  // namespace fraglab::registry_detail

@@ -1,8 +1,5 @@
 #include "experiments/registry/composition_impl.hpp"
 #include "experiments/registry/instantiations.hpp"
-#include "policies/indexes/segregated_index.hpp"
-
-#include <array>
 
 namespace fraglab::registry_detail {
 namespace {
@@ -20,13 +17,12 @@ std::unique_ptr<composition> make_seglist_good(std::string name, param_set const
 
 }  // namespace
 
+template <>
+inline constexpr composition_factory factory_for<segregated_index, good_fit> = &make_seglist_good;
+
 std::span<instantiation const> seglist_instantiations()
 {
-  static constexpr auto table = std::to_array<instantiation>({
-      {"seglist", "good", &make_seglist_good},
-      {"seglist", "best", &make_composition_of<segregated_index, best_fit>},
-      {"seglist", "worst", &make_composition_of<segregated_index, worst_fit>},
-  });
+  static constexpr auto table = instantiations_of(compositions::segregated{});
   return table;
 }
 

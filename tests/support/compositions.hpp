@@ -1,41 +1,28 @@
-// Every (index, fit) composition the engine supports, for typed suites.
+// Every (index, fit) composition the engine supports (policies/compositions.hpp), for typed
+// suites.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "policies/fits.hpp"
-#include "policies/indexes/address_ordered_tree_index.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/fine_bins_index.hpp"
-#include "policies/indexes/list_index.hpp"
-#include "policies/indexes/segregated_index.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include "policies/compositions.hpp"
 
 #include <gtest/gtest.h>
 
 namespace fraglab::testing {
 
-// Two halves, each instantiated by its own translation unit of the typed suites
-// (TYPED_TEST_SUITE_P), so that a two-core build compiles them side by side: one
-// translation unit over all 22 took a third of the sanitizer build's wall time alone.
-// Each half's file instantiates both suites (conformance and randomized invariants): most
-// of a composition's compile time is its allocator, which two files would each compile.
-// A new composition joins the half its index belongs to.
-using tree_and_bin_compositions = ::testing::Types<
-    policy<bins_index, best_fit>, policy<bins_index, worst_fit>,                                  //
-    policy<fine_bins_index, best_fit>,                                                            //
-    policy<tree_index, best_fit>, policy<tree_index, worst_fit>,                                  //
-    policy<address_ordered_tree_index, first_fit>, policy<address_ordered_tree_index, next_fit>,  //
-    policy<address_ordered_tree_index, worst_fit>,                                                //
-    policy<segregated_index, good_fit>, policy<segregated_index, best_fit>,                       //
-    policy<segregated_index, worst_fit>>;
+template <class List>
+struct as_gtest_types;
+template <class... Policies>
+struct as_gtest_types<composition_list<Policies...>> {
+  using type = ::testing::Types<Policies...>;
+};
 
-using list_compositions = ::testing::Types<
-    policy<lifo_list_index, first_fit>, policy<lifo_list_index, next_fit>,                        //
-    policy<lifo_list_index, best_fit>, policy<lifo_list_index, worst_fit>,                        //
-    policy<fifo_list_index, first_fit>, policy<fifo_list_index, next_fit>,                        //
-    policy<fifo_list_index, best_fit>, policy<fifo_list_index, worst_fit>,                        //
-    policy<address_ordered_list_index, first_fit>, policy<address_ordered_list_index, next_fit>,  //
-    policy<address_ordered_list_index, best_fit>, policy<address_ordered_list_index, worst_fit>>;
+// Two halves of policies/compositions.hpp's table, each instantiated by its own translation
+// unit of the typed suites (TYPED_TEST_SUITE_P), so that a two-core build compiles them side
+// by side: one translation unit over all 23 took a third of the sanitizer build's wall time
+// alone. Each half's file instantiates both suites (conformance and randomized invariants):
+// most of a composition's compile time is its allocator, which two files would each compile.
+using tree_and_bin_compositions = typename as_gtest_types<
+    typename concatenated<compositions::bins_and_trees, compositions::segregated>::type>::type;
+using list_compositions = typename as_gtest_types<compositions::lists>::type;
 
 // Readable test names: "bins/best".
 struct composition_names {

@@ -41,9 +41,11 @@ TEST(FitDecisions, ExactOrWorstFitTakesTheLargestChunkWhenNoneIsExact)
 
 }  // namespace
 
-// Step 3.2: the conformance contract and the randomized invariants, as
-// tests/support/compositions.hpp's lists give them to every composition.
-using walkthrough_compositions = ::testing::Types<policy<tree_index, exact_or_worst_fit>>;
+// Step 3.2: the pair, in a list like those of policies/compositions.hpp, and the conformance
+// contract and the randomized invariants on it, as tests/support/compositions.hpp gives them
+// to every composition there.
+using walkthrough_list = composition_list<policy<tree_index, exact_or_worst_fit>>;
+using walkthrough_compositions = as_gtest_types<walkthrough_list>::type;
 INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, Conformance, walkthrough_compositions, composition_names);
 INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, RandomizedInvariants, walkthrough_compositions, composition_names);
 
@@ -52,12 +54,13 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, RandomizedInvariants, walkthrough_co
 namespace fraglab::registry_detail {
 namespace {
 
-// Step 4.1: the row, in a table like those of experiments/registry/instantiate_*.cpp.
+// Step 4.1: the registry's row for the pair, made as experiments/registry/instantiate_*.cpp
+// make theirs from policies/compositions.hpp's lists.
 TEST(Walkthrough, TheRegistryRowBuildsTheComposition)
 {
-  static constexpr auto table = std::to_array<instantiation>({
-      {"tree", "exact_or_worst", &make_composition_of<tree_index, exact_or_worst_fit>},
-  });
+  static constexpr auto table = instantiations_of(testing::walkthrough_list{});
+  ASSERT_EQ(table[0].index, "tree");
+  ASSERT_EQ(table[0].fit, "exact_or_worst");
   auto const c = table[0].make("compose:index=tree,fit=exact_or_worst", param_set{}, backend_choice{"simulated"});
   auto const a = c->make();
   allocation const got = a->allocate(1000);
