@@ -1,19 +1,26 @@
 // docs/adding-a-policy.md, compiled and run: the fit its walkthrough writes
 // (policies/fits/exact_or_worst_fit.hpp beside this file), the tests of its step 3, the
-// typed suites of step 3 over its composition, and the registry row of step 4. The
+// typed suites of step 3 over its composition, the registry row of step 4, and the preset of
+// step 7 (policies/presets/tagged_best_fit.hpp beside this file). The
 // walkthrough's C++ in step 2 is compose_example.cpp, built and run as a test of its own.
 // tests/docs/check_doc_code.py checks that every C++ block of the document is text of
 // these files, so that the document shows code that compiles and passes.
 #include "engine/conformance_suite.hpp"
 #include "engine/randomized_invariants_suite.hpp"
+#include "backends/heap_backend.hpp"
 #include "experiments/registry/composition_impl.hpp"
+#include "experiments/registry/config_from_params.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/fits/exact_or_worst_fit.hpp"
+#include "policies/presets/tagged_best_fit.hpp"
 #include "support/scenarios.hpp"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace fraglab::testing {
 namespace {
@@ -71,3 +78,44 @@ TEST(Walkthrough, TheRegistryRowBuildsTheComposition)
 
 }  // namespace
 }  // namespace fraglab::registry_detail
+
+namespace fraglab {
+namespace {
+
+// Step 7.2: the preset's defaults for its row in experiments/registry/registry.cpp.
+param_set tagged_best_fit_defaults()
+{
+  return registry_detail::preset_defaults(presets::tagged_best_fit::make_config<any_backend>());
+}
+
+// Step 7.2: its row, as it reads in registry.cpp's `names`.
+constexpr named_composition row{"tagged_best_fit", "fine_bins", "best", &tagged_best_fit_defaults,
+                                "best fit with glibc's 8-byte header and 32-byte minimum chunk"};
+
+// Step 7.3: built from C++ alone, the preset decides as its row does through the registry.
+TEST(Walkthrough, ThePresetDecidesAsItsRow)
+{
+  EXPECT_EQ(row.defaults().values(), (std::map<std::string, std::string>{{"header", "8"}, {"min_size", "32"}}));
+  namespace preset = presets::tagged_best_fit;
+  allocator<preset::policy, heap_backend> direct(heap_backend{}, preset::make_config<heap_backend>());
+  // What make_composition(row.name, ...) builds once the row is in the table.
+  auto const named = make_composition("compose:index=fine_bins,fit=best", row.defaults(), {})->make();
+  std::vector<std::uintptr_t> live;
+  for (std::size_t i = 1; i <= 3000; ++i) {
+    if (i % 3 == 0) {
+      std::size_t const k = (i * 7919) % live.size();
+      ASSERT_EQ(direct.deallocate(live[k]), named->deallocate(live[k]));
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      continue;
+    }
+    std::size_t const size = 1 + (i * 2654435761u) % 3000;
+    auto const a = direct.allocate(size);
+    ASSERT_EQ(a.address, named->allocate(size).address) << "allocation " << i;
+    EXPECT_EQ(a.size % 16, 0u);
+    live.push_back(a.address);
+  }
+  EXPECT_EQ(direct.stats().peak_reserved_bytes, named->stats().peak_reserved_bytes);
+}
+
+}  // namespace
+}  // namespace fraglab
