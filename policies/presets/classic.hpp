@@ -63,15 +63,22 @@ typename allocator<Policy, Backend>::config make_config()
   return c;
 }
 
+// Power-of-two size classes, merged by `mode`.
+template <class Policy, class Backend>
+typename allocator<Policy, Backend>::config make_power_of_two_config(coalesce_mode mode)
+{
+  auto c = make_config<Policy, Backend>();
+  c.size.power_of_two_classes = true;
+  c.coalesce.mode = mode;
+  fit_index_to_size_rule(c.index, c.size);
+  return c;
+}
+
 // Binary buddy: power-of-two sizes, buddy-only merging.
 template <class Backend>
 typename allocator<buddy_policy, Backend>::config make_buddy_config()
 {
-  auto c = make_config<buddy_policy, Backend>();
-  c.size.power_of_two_classes = true;
-  c.coalesce.mode = coalesce_mode::buddy;
-  fit_index_to_size_rule(c.index, c.size);
-  return c;
+  return make_power_of_two_config<buddy_policy, Backend>(coalesce_mode::buddy);
 }
 
 // Simple segregated storage: power-of-two classes, each with pages of its own that it carves
@@ -79,11 +86,8 @@ typename allocator<buddy_policy, Backend>::config make_buddy_config()
 template <class Backend>
 typename allocator<segregated_pow2_policy, Backend>::config make_segregated_pow2_config()
 {
-  auto c = make_config<segregated_pow2_policy, Backend>();
-  c.size.power_of_two_classes = true;
-  c.coalesce.mode = coalesce_mode::never;
+  auto c = make_power_of_two_config<segregated_pow2_policy, Backend>(coalesce_mode::never);
   c.pools.size_class_pools = true;
-  fit_index_to_size_rule(c.index, c.size);
   return c;
 }
 
