@@ -108,7 +108,7 @@ using composition_of = composition_for<allocator<Policy, any_backend>>;
 // finely; this keeps a composition made outside the registry as strict.)
 void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts);
 // Coalesce: `coalescing` (the mode read from the parameters) or a `fixed_coalescing`, which
-// the parameters must then ask for (make_with_immediate_coalescing below).
+// the parameters must then ask for (make_with_fixed_coalescing below).
 template <class Index, class Fit, class Coalesce = coalescing>
 std::unique_ptr<composition> make_composition_of(std::string name, param_set const& p, backend_choice const& b)
 {
@@ -120,18 +120,24 @@ std::unique_ptr<composition> make_composition_of(std::string name, param_set con
   return std::make_unique<composition_of<P>>(std::move(name), std::move(config), p, chosen);
 }
 
-// The composition with immediate coalescing fixed in its type where the parameters ask for
-// it (every test of the mode in the hot paths then folds away, as in the presets that fix
-// it: docs/performance.md, "Structure fixed in the type"), and with the mode read at run
-// time otherwise. For the pairs the speed targets are measured on (tlsf, best_fit,
-// first_fit): one more instantiation each, so not for every pair.
-template <class Index, class Fit>
-std::unique_ptr<composition> make_with_immediate_coalescing(std::string name, param_set const& p,
-                                                            backend_choice const& b)
+// The composition with the coalescing mode fixed in its type where the parameters ask for
+// `Fixed` (every test of the mode in the hot paths then folds away, as in the presets that fix
+// it: docs/performance.md, "Structure fixed in the type"), and with the mode read at run time
+// otherwise. For the pairs the presets are built on (tlsf, best_fit and first_fit with
+// immediate coalescing, buddy with buddy merging): one more instantiation each, so not for
+// every pair.
+template <class Index, class Fit, coalesce_mode Fixed>
+std::unique_ptr<composition> make_with_fixed_coalescing(std::string name, param_set const& p, backend_choice const& b)
 {
-  if (coalescing_from_params(p).mode == coalesce_mode::immediate)
-    return make_composition_of<Index, Fit, fixed_coalescing<coalesce_mode::immediate>>(std::move(name), p, b);
+  if (coalescing_from_params(p).mode == Fixed)
+    return make_composition_of<Index, Fit, fixed_coalescing<Fixed>>(std::move(name), p, b);
   return make_composition_of<Index, Fit>(std::move(name), p, b);
+}
+
+template <class Index, class Fit>
+std::unique_ptr<composition> make_with_immediate_coalescing(std::string name, param_set const& p, backend_choice const& b)
+{
+  return make_with_fixed_coalescing<Index, Fit, coalesce_mode::immediate>(std::move(name), p, b);
 }
 
 // How the registry builds each pair: the plain composition, unless a translation unit of

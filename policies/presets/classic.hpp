@@ -45,7 +45,9 @@ using first_fit_fifo_policy = policy_with<index_is<fifo_list_index>, fit_is<firs
 using next_fit_policy = policy_with<index_is<address_ordered_tree_index>, fit_is<next_fit>>;
 using best_fit_policy = policy_with<index_is<fine_bins_index>, fit_is<best_fit>, immediate>;
 using worst_fit_policy = policy_with<index_is<tree_index>, fit_is<worst_fit>>;
-using buddy_policy = policy_with<index_is<tree_index>, fit_is<best_fit>>;
+// The buddy system as a part of its own: halving splits and buddy-only merges, fixed in the
+// type (engine/detail/buddy.hpp).
+using buddy_policy = policy_with<index_is<tree_index>, fit_is<best_fit>, coalesce_is<fixed_coalescing<coalesce_mode::buddy>>>;
 using segregated_pow2_policy = policy_with<index_is<lifo_list_index>, fit_is<first_fit>>;
 
 // J&W's model, as every classic preset has it: 16-byte alignment and minimum chunk, no
@@ -63,22 +65,21 @@ typename allocator<Policy, Backend>::config make_config()
   return c;
 }
 
-// Power-of-two size classes, merged by `mode`.
+// Power-of-two size classes.
 template <class Policy, class Backend>
-typename allocator<Policy, Backend>::config make_power_of_two_config(coalesce_mode mode)
+typename allocator<Policy, Backend>::config make_power_of_two_config()
 {
   auto c = make_config<Policy, Backend>();
   c.size.power_of_two_classes = true;
-  c.coalesce.mode = mode;
   fit_index_to_size_rule(c.index, c.size);
   return c;
 }
 
-// Binary buddy: power-of-two sizes, buddy-only merging.
+// Binary buddy: power-of-two sizes, buddy-only merging (in the policy's type).
 template <class Backend>
 typename allocator<buddy_policy, Backend>::config make_buddy_config()
 {
-  return make_power_of_two_config<buddy_policy, Backend>(coalesce_mode::buddy);
+  return make_power_of_two_config<buddy_policy, Backend>();
 }
 
 // Simple segregated storage: power-of-two classes, each with pages of its own that it carves
@@ -86,7 +87,8 @@ typename allocator<buddy_policy, Backend>::config make_buddy_config()
 template <class Backend>
 typename allocator<segregated_pow2_policy, Backend>::config make_segregated_pow2_config()
 {
-  auto c = make_power_of_two_config<segregated_pow2_policy, Backend>(coalesce_mode::never);
+  auto c = make_power_of_two_config<segregated_pow2_policy, Backend>();
+  c.coalesce.mode = coalesce_mode::never;
   c.pools.size_class_pools = true;
   return c;
 }
