@@ -143,6 +143,22 @@ param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rul
   return p;
 }
 
+param_set params_of(bins_index_params const& ix)
+{
+  param_set p;
+  p.set("bin_base", size_text(ix.bin_base));
+  p.set("bin_count", std::to_string(ix.bin_count));
+  return p;
+}
+
+param_set params_of(segregated_index_params const& ix)
+{
+  param_set p;
+  p.set("sli", std::to_string(ix.sli));
+  p.set("linear_limit", size_text(ix.linear_limit));
+  return p;
+}
+
 bins_index_params bins_from_params(param_set const& p) { return {p.size("bin_base"), p.count("bin_count")}; }
 
 fine_bins_index_params fine_bins_from_params(param_set const& p)

@@ -36,6 +36,11 @@ any_backend make_backend(backend_choice const& b, param_set const& p);
 // parts: each key and the text that config_from_params reads back as the same value.
 param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rule const& g, quantum_size_rule const& z,
                     stream_pool_rule const& pools);
+// And of the indexes whose parameters are keys of their own: TF's bins and the segregated
+// lists. (The fine bins' base and count follow the size rule unless given; the others have
+// none.)
+param_set params_of(bins_index_params const& ix);
+param_set params_of(segregated_index_params const& ix);
 
 // The parameters that build `c` where they differ from the parameter table's defaults: how a
 // preset written as a C++ config (policies/presets/) gives its name's defaults in the registry,
@@ -43,8 +48,11 @@ param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rul
 template <class Config>
 param_set preset_defaults(Config const& c)
 {
-  param_set const mine = params_of(c.split, c.coalesce.mode, c.growth, c.size, c.pools);
-  param_set const table = params_of({}, coalescing{}.mode, {}, {}, {});
+  param_set mine = params_of(c.split, c.coalesce.mode, c.growth, c.size, c.pools);
+  using index_params = std::remove_cvref_t<decltype(c.index)>;
+  if constexpr (std::is_same_v<index_params, bins_index_params> || std::is_same_v<index_params, segregated_index_params>)
+    mine = mine.merged_with(params_of(c.index));
+  param_set const table;
   param_set out;
   for (auto const& [key, value] : mine.values())
     if (value != table.text(key)) out.set(key, value);

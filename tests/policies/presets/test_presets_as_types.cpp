@@ -69,8 +69,10 @@ TEST(PresetsAsTypes, BuiltFromCppAloneTheyDecideAsTheirNames)
 // A rule's default is written once, in the rule: the parameter table shows the same.
 TEST(PresetsAsTypes, TheRulesDefaultsAreTheParameterTables)
 {
-  param_set const rendered = registry_detail::params_of({}, coalescing{}.mode, {}, {}, {});
-  ASSERT_FALSE(rendered.values().empty());
+  param_set const rendered = registry_detail::params_of({}, coalescing{}.mode, {}, {}, {})
+                                 .merged_with(registry_detail::params_of(bins_index_params{}))
+                                 .merged_with(registry_detail::params_of(segregated_index_params{}));
+  ASSERT_EQ(rendered.values().size(), 29u);  // every key of the generic parts
   for (auto const& [key, value] : rendered.values()) EXPECT_EQ(value, param_set{}.text(key)) << key;
 }
 
@@ -92,6 +94,9 @@ TEST(PresetsAsTypes, ANamesDefaultsAreItsPresetsConfig)
   EXPECT_EQ(registry_detail::preset_defaults(classic::make_buddy_config<heap_backend>()).values(),
             (values{{"coalesce", "buddy"}, {"size_classes", "pow2"}}));
   EXPECT_TRUE(registry_detail::preset_defaults(presets::tlsf::make_config<heap_backend>()).values().empty());
+  auto finer_tlsf = presets::tlsf::make_config<heap_backend>();
+  finer_tlsf.index.sli = 4;  // an index parameter is a default too where it differs
+  EXPECT_EQ(registry_detail::preset_defaults(finer_tlsf).values(), (values{{"sli", "4"}}));
   EXPECT_TRUE(
       registry_detail::preset_defaults(classic::make_config<classic::first_fit_policy, heap_backend>()).values().empty());
   EXPECT_EQ(make_composition("rmm_pool", {}, {})->params().text("initial_region"), "256MiB");
