@@ -7,7 +7,7 @@
 // It replays TRACE once untimed to warm the allocator, exactly as the benchmarks do, then
 // once more with callgrind collecting, and prints the operations of that pass: its events
 // plus the frees of the blocks it left live. OUT's `totals:` line divided by `ops` is the
-// cost per operation. experiments/speed_table.py does both. --warm-passes 0 counts what a
+// cost per operation. experiments/results/speed_table.py does both. --warm-passes 0 counts what a
 // fresh allocator pays; more than one counts a later pass, for a cost that settles only after
 // the second (a policy whose address map is still growing in the second pass). A policy's
 // blocks are freed by reference, as `fraglab replay` frees them; --free-by address frees them

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Instructions per operation now, against the record in results/speed_instructions.csv.
 
-    experiments/check_instructions.py [--build DIR] [--record CSV] [--trace PATH]
+    experiments/dev/check_instructions.py [--build DIR] [--record CSV] [--trace PATH]
                                       [--tolerance PERCENT] [--subjects S,S...]
 
 Counts every fraglab subject of the record (the presets freed by reference, and POLICY@address
@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 
+# The modules the results scripts share (experiments/results/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
 from results_io import ROOT, SHARED_TRACES, InputError, distinct_names, input_file, read_table
 from speed_measurement import BY_ADDRESS_KIND, instructions, preload_env
 
@@ -159,10 +161,10 @@ def main(argv):
                 better.append(r["subject"])
     if better:
         print(f"below the record by more than {args.tolerance:g}%: {', '.join(better)} "
-              "(regenerate the record with experiments/speed_table.py to show it)")
+              "(regenerate the record with experiments/results/speed_table.py to show it)")
     if worse:
         print(f"above the record by more than {args.tolerance:g}%: {', '.join(worse)}. If that is the price "
-              "of the change, record it by running experiments/speed_table.py again", file=sys.stderr)
+              "of the change, record it by running experiments/results/speed_table.py again", file=sys.stderr)
         return 1
     print(f"every subject within {args.tolerance:g}% of its record or below it")
     return 0

@@ -2,7 +2,7 @@
 """Two builds' replay speed compared in one run: the before/after measurement of a change
 (docs/performance.md, "How to measure").
 
-    experiments/compare_builds.py --before BIN --after BIN [--policies P,P...] [--rounds N]
+    experiments/dev/compare_builds.py --before BIN --after BIN [--policies P,P...] [--rounds N]
                                   [--iterations N] [--count TRACE]... [--out FILE.md] TRACE...
 
 BIN is a bench_allocators binary. Each round takes the traces one at a time and replays each
@@ -25,6 +25,8 @@ import statistics
 import sys
 import tempfile
 
+# The modules the results scripts share (experiments/results/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
 from results_io import (at_least_one, distinct_names, file_digest, input_file, markdown_table, output_file, provenance,
                         repeated_trace_name, trace_name, write_markdown)
 from speed_measurement import TARGETS, bench, fmt, instructions, preload_env

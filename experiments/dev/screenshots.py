@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The README's pictures of `fraglab view` and `fraglab report`, taken by headless Chromium:
 
-    experiments/screenshots.py [--fraglab PATH] [--out-dir docs/images]
+    experiments/dev/screenshots.py [--fraglab PATH] [--out-dir docs/images]
 
 Generates the bundled phases workload, makes a view of it under best_fit, tlsf and tf_bfc and a
 report of it, opens each page with the network cut off, moves the view's slider to the middle
@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+# The modules the results scripts share (experiments/results/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
 from results_io import DEFAULT_FRAGLAB, ROOT, write_atomically
 
 POLICIES = "best_fit,tlsf,tf_bfc"

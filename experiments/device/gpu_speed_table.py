@@ -2,7 +2,7 @@
 """The GPU speed table: fraglab's presets over real device memory against CUDA's and
 PyTorch's own allocators, on the PyTorch snapshots replayed through the device.
 
-    experiments/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--min-events N]
+    experiments/device/gpu_speed_table.py [--build DIR] [--out-dir results] [--iterations N] [--min-events N]
                                    [--rounds N] [--snapshot S.pickle]...
 
 Needs a CUDA device (experiments/device/run_on_gpu.sh runs it where one is lent). Subjects,
@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+# The modules the results scripts share (experiments/results/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
 from results_io import (ROOT, SHARED_TRACES, at_least_one, file_digest, input_file, markdown_table, output_dir,
                         provenance, repeated_trace_name, run, trace_name, write_csv, write_markdown)
 from speed_measurement import bench, fmt, preload_env

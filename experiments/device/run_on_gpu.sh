@@ -14,7 +14,7 @@
 #   4. snapshot: records a snapshot of a small transformer's training
 #      (experiments/device/record_snapshot.py) and checks our pytorch_caching preset
 #      against it (`fraglab verify`);
-#   5. speed: writes results/gpu_speed.{csv,md} (experiments/gpu_speed_table.py), naming
+#   5. speed: writes results/gpu_speed.{csv,md} (experiments/device/gpu_speed_table.py), naming
 #      the device, over the shared PyTorch snapshots and the new one;
 #   and at the end results/gpu_checks.md (experiments/device/gpu_checks.py): every step's
 #   outcome and what it printed, with the device and the commit.
@@ -142,7 +142,7 @@ else
   snapshot=()
 fi
 if wants speed; then
-  step gpu-speed "$python" experiments/gpu_speed_table.py --build "$build" "${snapshot[@]}"
+  step gpu-speed "$python" experiments/device/gpu_speed_table.py --build "$build" "${snapshot[@]}"
   cp results/gpu_speed.csv results/gpu_speed.md "$out/" 2>/dev/null
   cat results/gpu_speed.md 2>/dev/null | sed -n '/## ns per operation/,$p'
 fi

@@ -2,7 +2,7 @@
 """GMLake's virtual memory stitching against PyTorch's caching allocator, with and without
 expandable segments: peak reserved, frag4, GMLake's utilization and the smallest device.
 
-    experiments/gmlake_study.py [--fraglab PATH] [--out-dir results] [--work-dir DIR] [--quick]
+    experiments/results/gmlake_study.py [--fraglab PATH] [--out-dir results] [--work-dir DIR] [--quick]
 
 Workloads: transformer training with variable sequence lengths (`fraglab gen transformer`,
 where PyTorch's allocator fragments: the largest activations change size every iteration),

@@ -2,9 +2,9 @@
 """Table 2: GPU allocators on deep-learning workloads: peak reserved, frag4, external
 fragmentation and the smallest device that runs the workload.
 
-    experiments/gpu_allocators.py [--fraglab PATH] [--out-dir results] [--work-dir DIR] [--quick]
+    experiments/results/gpu_allocators.py [--fraglab PATH] [--out-dir results] [--work-dir DIR] [--quick]
 
-Workloads (experiments/dl_workloads.py): GPT-2-small training with fixed, long-tailed and
+Workloads (experiments/results/dl_workloads.py): GPT-2-small training with fixed, long-tailed and
 checkpointed sequences; Llama-3-8B-shaped serving with contiguous and paged KV caches; the
 PyTorch snapshots in ../shared/traces/pytorch when present. Policies: the tf_bfc,
 pytorch_caching, pytorch_expandable and rmm_pool presets, and tlsf, best_fit and

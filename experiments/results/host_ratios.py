@@ -3,9 +3,9 @@
 trace files alone: for a machine that cannot run speed_table.py (no build, no traced
 programs, nothing to install), such as the GPU machine's host (docs/performance.md).
 
-    experiments/host_ratios.py --bench BIN [--libdir DIR] [--rounds N] [--iterations N]
+    experiments/results/host_ratios.py --bench BIN [--libdir DIR] [--rounds N] [--iterations N]
                                [--variant LABEL=SPEC]... [--out FILE.md [--run NAME]] TRACE...
-    experiments/host_ratios.py --import ONE_RUN.md --run NAME --out FILE.md
+    experiments/results/host_ratios.py --import ONE_RUN.md --run NAME --out FILE.md
 
 Each round takes the traces one at a time and replays each under glibc, jemalloc, mimalloc
 and tcmalloc (each preloaded in a process of its own, as speed_table.py loads them), then
@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 from results_io import (InputError, at_least_one, file_digest, input_file, markdown_table, output_file, provenance,
-                        processor, repeated_trace_name, runs_of, write_markdown_run)
+                        processor, repeated_trace_name, runs_of, script_path, write_markdown_run, written_by)
 from speed_measurement import GENERAL_PURPOSE, LIBDIR, TARGET_RATIO, TARGETS, fmt, measure_subjects, worst_and_within
 
 SCRIPT = "host_ratios.py"
@@ -147,9 +147,9 @@ def imported_run(path):
     """The provenance and tables of a one-run report, as lines of a run's section."""
     with open(path) as f:
         lines = f.read().splitlines()
-    if len(lines) < 5 or not lines[0].startswith("# ") or lines[2] != f"Produced by `experiments/{SCRIPT}`; do not edit by hand." \
+    if len(lines) < 5 or not lines[0].startswith("# ") or not written_by(lines[2], SCRIPT) \
             or not lines[4].startswith("- command: "):
-        raise InputError(f"{path}:1: expected a report of one run written by experiments/{SCRIPT}")
+        raise InputError(f"{path}:1: expected a report of one run written by {script_path(SCRIPT)}")
     return lines[4:]
 
 
@@ -158,7 +158,7 @@ def main(argv):
     if args.imported:
         try:
             body = imported_run(args.imported)
-            imported_by = f"- imported by: `{shlex.join([f'experiments/{SCRIPT}'] + argv)}`"
+            imported_by = f"- imported by: `{shlex.join([script_path(SCRIPT)] + argv)}`"
             write_markdown_run(args.out, TITLE, SCRIPT, ABOUT, args.run, [], [[imported_by] + body],
                                replace_all=os.path.realpath(args.imported) == os.path.realpath(args.out))
         except InputError as e:

@@ -3,12 +3,12 @@
 programs, in the shape of Johnstone & Wilson (1998), "The Memory Fragmentation Problem:
 Solved?", ISMM '98.
 
-    experiments/johnstone_wilson.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
+    experiments/results/johnstone_wilson.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
                                     [--quick] [--recapture]
 
 Inputs: traces captured at run time by `fraglab trace` from g++ (cc1plus compiling a
 fraglab source), CPython (PYTHONMALLOC=malloc), Perl, SQLite, groff (troff) and Ghostscript
-(experiments/program_traces.py), plus the host traces in ../shared/traces/host when present.
+(experiments/results/program_traces.py), plus the host traces in ../shared/traces/host when present.
 
 Each composition is replayed twice, as J&W did:
   policy only             no headers, no alignment (quantum 1, minimum 1 byte): what the

@@ -4,7 +4,7 @@ bytes over the best placement `fraglab plan` finds for the same buffers (every l
 known in advance), on the host traces, the PyTorch snapshots and the generated deep-learning
 workloads; and the planner itself on MiniMalloc's challenging benchmarks.
 
-    experiments/offline_gap.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
+    experiments/results/offline_gap.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
                                [--time-limit S] [--quick]
 
 gap_to_offline = peak reserved / offline best - 1 (docs/offline.md). Every preset runs on the

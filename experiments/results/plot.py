@@ -94,7 +94,7 @@ def panels(count, height=3.2):
     return fig, [a[0] for a in axes]
 
 
-METRICS_GUIDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "metrics.md")
+METRICS_GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "metrics.md")
 
 
 def definitions():

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Replay throughput per policy, and replay memory, on the host traces and a 10M-event trace.
 
-    experiments/replay_throughput.py [--fraglab PATH] [--repeat N] [--policies P,P...]
+    experiments/results/replay_throughput.py [--fraglab PATH] [--repeat N] [--policies P,P...]
                                      [--allocations N] [--out-dir results] [--work-dir DIR]
 
 For every policy `fraglab policies --names` lists (or --policies), replays each trace in

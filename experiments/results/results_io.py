@@ -17,7 +17,29 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Where each kind of script lives under experiments/: those that write results/ (with this
+# module), the development tools, and what runs on a GPU machine.
+SCRIPT_FOLDERS = ("results", "dev", "device")
+
+
+def script_path(script):
+    """experiments/FOLDER/SCRIPT as the repository names it: what provenance records."""
+    for folder in SCRIPT_FOLDERS:
+        if os.path.exists(os.path.join(ROOT, "experiments", folder, script)):
+            return f"experiments/{folder}/{script}"
+    return f"experiments/{script}"
+
+
+def produced_by(script):
+    return f"Produced by `{script_path(script)}`; do not edit by hand."
+
+
+def written_by(line, script):
+    """Whether a report's third line names `script` as its writer: where it lives now, or
+    experiments/SCRIPT, where the scripts lived before they had folders of their own."""
+    legacy = f"Produced by `experiments/{script}`; do not edit by hand."
+    return line.startswith(produced_by(script)) or line.startswith(legacy)
 SHARED_TRACES = os.path.join(ROOT, "..", "shared", "traces")
 DEFAULT_FRAGLAB = os.path.join(ROOT, "build", "experiments", "fraglab")
 
@@ -102,7 +124,7 @@ def provenance(script, argv, inputs=(), outputs=(), root=ROOT):
     if run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "."] + spared).strip():
         commit += " (with uncommitted changes)"
     return [
-        ("command", " ".join([f"experiments/{script}"] + argv)),
+        ("command", " ".join([script_path(script)] + argv)),
         ("commit", commit),
         ("machine", f"{platform.node()}: {processor()}, {platform.system()} {platform.release()}"),
         ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
@@ -193,7 +215,7 @@ def markdown_table(columns, rows):
 
 def write_markdown(path, title, script, header, sections):
     """sections: list of lists of Markdown lines, separated by blank lines."""
-    md = [f"# {title}", "", f"Produced by `experiments/{script}`; do not edit by hand.", ""]
+    md = [f"# {title}", "", produced_by(script), ""]
     md += [f"- {key}: `{value}`" for key, value in header]
     for section in sections:
         md += [""] + section
@@ -208,8 +230,8 @@ def runs_of(path, script):
         return []
     with open(path) as f:
         lines = f.read().splitlines()
-    if len(lines) < 3 or not lines[0].startswith("# ") or not lines[2].startswith(f"Produced by `experiments/{script}`; do not edit by hand."):
-        raise InputError(f"{path}:1: expected a file of runs written by experiments/{script}")
+    if len(lines) < 3 or not lines[0].startswith("# ") or not written_by(lines[2], script):
+        raise InputError(f"{path}:1: expected a file of runs written by {script_path(script)}")
     runs = []
     for number, line in enumerate(lines[3:], start=4):
         if line.startswith("## "):
@@ -235,7 +257,7 @@ def write_markdown_run(path, title, script, about, run, header, sections, replac
         for section in sections:
             body += ([""] if body else []) + section
         runs[run] = [""] + body
-        md = [f"# {title}", "", f"Produced by `experiments/{script}`; do not edit by hand. {about}"]
+        md = [f"# {title}", "", f"{produced_by(script)} {about}"]
         for name, lines in runs.items():
             while lines and lines[-1] == "":
                 lines.pop()
@@ -368,13 +390,13 @@ def rounds_of(args):
 
 def figures(out_dir, columns, rows, drawings):
     """Draws each (plot.py kind, output file, extra arguments) of `drawings` from `rows`
-    through experiments/plot.py (Debian's python3-matplotlib), via a temporary CSV that is
+    through experiments/results/plot.py (Debian's python3-matplotlib), via a temporary CSV that is
     removed whatever happens."""
     data = os.path.join(out_dir, f".figure-data.{os.getpid()}.csv")
     write_csv(data, [], columns, rows)
     try:
         for kind, output, args in drawings:
-            run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "plot.py"), kind, data,
+            run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "results", "plot.py"), kind, data,
                  "-o", os.path.join(out_dir, output)] + list(args))
     finally:
         os.remove(data)

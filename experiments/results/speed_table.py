@@ -2,15 +2,15 @@
 """The speed table: fraglab's policies against glibc, jemalloc, mimalloc and tcmalloc, and
 against a bump allocator that never reuses memory (the harness's floor).
 
-    experiments/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N] [--rounds N]
-    experiments/speed_table.py --redraw [--out-dir results]   (the figure again from speed_patterns.csv)
+    experiments/results/speed_table.py [--build DIR] [--out-dir results] [--quick] [--iterations N] [--rounds N]
+    experiments/results/speed_table.py --redraw [--out-dir results]   (the figure again from speed_patterns.csv)
 
 Runs the benchmark suite (benchmarks/, docs/performance.md), whose every subject goes
 through the replay loop of `fraglab replay` over events parsed beforehand:
 
   replays   the host traces (../shared/traces/host), programs traced at run time
-            (experiments/program_traces.py), generated deep-learning workloads and the
-            PyTorch snapshots (experiments/dl_workloads.py), in --rounds rounds, each subject
+            (experiments/results/program_traces.py), generated deep-learning workloads and the
+            PyTorch snapshots (experiments/results/dl_workloads.py), in --rounds rounds, each subject
             on a trace right after the others; a subject's ns/op is its minimum over rounds
   patterns  steady-state random sizes, LIFO, and batch alloc then shuffled free, at 1e3 to
             1e6 live blocks (benchmarks/alloc_patterns.hpp)

@@ -2,13 +2,13 @@
 """Figure 3: frag4 and ns/op as the split ratio goes from 1 to 8, for tf_bfc and best_fit,
 on deep-learning workloads and on real programs.
 
-    experiments/split_ratio_sweep.py [--fraglab PATH] [--out-dir results] [--quick] [--repeat N]
+    experiments/results/split_ratio_sweep.py [--fraglab PATH] [--out-dir results] [--quick] [--repeat N]
                                      [--rounds N] [--jobs N]
 
 The split ratio is the split part's `split_ratio` key: a free chunk is split only when it is
 at least split_ratio times the request (1: always; TF's BFC uses 2). The deep-learning
-workloads (experiments/dl_workloads.py) replay on the simulated device; the programs
-(experiments/program_traces.py, traced at run time, and ../shared/traces/host) on the heap
+workloads (experiments/results/dl_workloads.py) replay on the simulated device; the programs
+(experiments/results/program_traces.py, traced at run time, and ../shared/traces/host) on the heap
 backend. A cell's ns/op is fraglab's median of --repeat timed passes, and the least such
 median over --rounds sweeps of every trace in turn: compare within one run. Cells run one at
 a time (--jobs 1) unless --jobs asks for more: the timings are part of the figure. The

@@ -415,7 +415,7 @@ if command -v script >/dev/null; then
   out=$(script -qec "'$fraglab' replay '$work/p.fbin' -p tree_best --repeat 20 -o '$work/tty.csv'" /dev/null)
   expect "a progress bar on a terminal" '[[ $out == *"] "*"% "*" events"* ]]'
 fi
-plot=$(dirname "$0")/../../experiments/plot.py
+plot=$(dirname "$0")/../../experiments/results/plot.py
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   /usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x split_ratio -y frag4 -o "$work/sweep.png"; rc=$?
   expect "plot.py draws a sweep as PNG" '[[ $rc -eq 0 && $(head -c 4 "$work/sweep.png" | tail -c 3) == PNG ]]'

@@ -190,7 +190,7 @@ def test_run_returns_any_commands_table(generated):
 def test_the_results_scripts_run_fraglab_through_the_module(generated):
     import sys
     from conftest import FRAGLAB
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "results"))
     import results_io
     assert results_io._module_beside(FRAGLAB) is not None, "the build's module beside its fraglab"
     args = ["replay", str(generated[0]), "-p", "tf_bfc,best_fit", "--backend", "simulated", "--repeat", "0"]
