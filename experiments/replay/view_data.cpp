@@ -116,8 +116,13 @@ std::string view_data_json(trace::trace const& t, std::vector<composition const*
     std::unordered_map<std::uintptr_t, std::uint32_t> peak_sites;
     drive_each(*a, t, [&](std::uint64_t done, std::span<block_ref const> blocks) {
       if (has_sites) {
+        // A free forgets the slot's block, so that the next allocation of the slot takes its
+        // own site even where it lands at the same address; an allocation the replay skipped
+        // or could not serve leaves the slot as it was.
         trace::event const& e = t.events[done - 1];
-        if (e.kind == trace::op::alloc && blocks[e.slot].address != slot_address[e.slot]) {  // a block it got now
+        if (e.kind == trace::op::free) {
+          slot_address[e.slot] = 0;
+        } else if (e.kind == trace::op::alloc && blocks[e.slot].address != slot_address[e.slot]) {
           slot_address[e.slot] = blocks[e.slot].address;
           slot_site[e.slot] = t.event_sites[done - 1];
         }

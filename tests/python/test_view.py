@@ -151,43 +151,50 @@ def frames(function, file, line):
 
 
 def snapshot_with_frames(path):
-    """A 20 MiB segment: A (8 MiB) and C (4 MiB) live around B's freed 6 MiB, then D (10 MiB)
-    needs a segment of its own: the peak, where B's hole is held by A before it and C after."""
+    """A 20 MiB segment: A (8 MiB), B (6 MiB) and C (5 MiB, its segment's last 6 MiB unsplit);
+    B is freed and E (2 MiB) takes its place, from another call site at the same address; then
+    D (10 MiB) needs a segment of its own: the peak, where the 4 MiB left of B's place is held
+    by E before it and C after it."""
     base, second = 0x7F0000000000, 0x7F0004000000
     sites = {"A": ("make_a", "/home/me/model.py", 10), "B": ("make_b", "/home/me/train.py", 20),
-             "C": ("<lambda>", "/home/me/train.py", 30), "D": ("make_d", "/home/me/train.py", 40)}
-    at = {"A": (base, 8 * MIB), "B": (base + 8 * MIB, 6 * MIB), "C": (base + 14 * MIB, 4 * MIB), "D": (second, 10 * MIB)}
+             "C": ("<lambda>", "/home/me/train.py", 30), "D": ("make_d", "/home/me/train.py", 40),
+             "E": ("make_e", "/home/me/train.py", 50)}
+    at = {"A": (base, 8 * MIB), "B": (base + 8 * MIB, 6 * MIB), "C": (base + 14 * MIB, 5 * MIB),
+          "D": (second, 10 * MIB), "E": (base + 8 * MIB, 2 * MIB)}
 
     def event(action, name):
         return {"action": action, "addr": at[name][0], "size": at[name][1], "stream": 0, "frames": frames(*sites[name])}
 
-    def block(name, live=True):
-        return {"address": at[name][0], "size": at[name][1], "requested_size": at[name][1] if live else 0,
-                "state": "active_allocated" if live else "inactive", "frames": frames(*sites[name]) if live else []}
+    def block(name, size=None):
+        return {"address": at[name][0], "size": size or at[name][1], "requested_size": at[name][1],
+                "state": "active_allocated", "frames": frames(*sites[name])}
 
     segments = [{"address": base, "total_size": 20 * MIB, "stream": 0, "segment_type": "large", "device": 0,
-                 "blocks": [block("A"), block("B", live=False), block("C"),
-                            {"address": base + 18 * MIB, "size": 2 * MIB, "requested_size": 0, "state": "inactive"}]},
+                 "blocks": [block("A"), block("E"),
+                            {"address": base + 10 * MIB, "size": 4 * MIB, "requested_size": 0, "state": "inactive"},
+                            block("C", size=6 * MIB)]},
                 {"address": second, "total_size": 10 * MIB, "stream": 0, "segment_type": "large", "device": 0,
                  "blocks": [block("D")]}]
     trace = [{"action": "segment_alloc", "addr": base, "size": 20 * MIB, "stream": 0},
              event("alloc", "A"), event("alloc", "B"), event("alloc", "C"), event("free_completed", "B"),
-             {"action": "segment_alloc", "addr": second, "size": 10 * MIB, "stream": 0}, event("alloc", "D")]
+             event("alloc", "E"), {"action": "segment_alloc", "addr": second, "size": 10 * MIB, "stream": 0},
+             event("alloc", "D")]
     import pickle
     path.write_bytes(pickle.dumps({"segments": segments, "device_traces": [trace]}, protocol=4))
 
 
 def test_the_peak_names_the_call_sites_of_the_blocks_holding_each_hole(browser, tmp_path):
     snapshot_with_frames(tmp_path / "frames.pickle")
+    assert "addresses matched: 5/5" in cli("verify", tmp_path / "frames.pickle", "-p", "pytorch_caching").stdout
     cli("view", tmp_path / "frames.pickle", "-p", "pytorch_caching", "-o", tmp_path / "frames.html")
     browser.get((tmp_path / "frames.html").as_uri())
     rows = browser.find_elements("css selector", ".panel table.peak tr")
     cells = [[td.text for td in row.find_elements("css selector", "td")] for row in rows[1:]]
-    # B's hole, between A and C; then the tail, after C. The program's frames, not PyTorch's;
-    # a function named <lambda> shown as text.
-    assert cells[0][1:] == ["6.000 MiB", "live 8.000 MiB (asked 8.000 MiB) from model.py:10 make_a",
-                            "live 4.000 MiB (asked 4.000 MiB) from train.py:30 <lambda>"]
-    assert cells[1][1:] == ["2.000 MiB", "live 4.000 MiB (asked 4.000 MiB) from train.py:30 <lambda>", "region's end"]
+    # The hole left of B's place, between E (at B's address, so B's slot: its own site, not
+    # B's) and C. The program's frames, not PyTorch's; a function named <lambda> as text.
+    assert cells == [[format(0x7F0000000000 + 10 * MIB, "x"), "4.000 MiB",
+                      "live 2.000 MiB (asked 2.000 MiB) from train.py:50 make_e",
+                      "live 6.000 MiB (asked 5.000 MiB) from train.py:30 <lambda>"]]
     assert "call sites" in browser.find_element("css selector", ".panel table.peak caption").text
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
