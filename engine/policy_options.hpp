@@ -28,7 +28,7 @@ template <class T> struct reclaim_is {};
 
 namespace detail {
 
-// Option<T> -> T where the argument is that option; `found` says whether it was.
+// Option<T> -> T where the argument is that option; `value` says whether it was.
 template <template <class> class Option, class Argument>
 struct option_value : std::false_type {};
 template <template <class> class Option, class T>

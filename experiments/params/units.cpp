@@ -49,6 +49,15 @@ std::optional<std::size_t> parse_size(std::string_view text)
   return std::nullopt;
 }
 
+std::string exact_size_text(std::size_t bytes)
+{
+  static constexpr std::array<std::pair<char const*, std::size_t>, 4> units{
+      {{"TiB", std::size_t{1} << 40}, {"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
+  for (auto const& [name, unit] : units)
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + name;
+  return std::to_string(bytes);
+}
+
 std::string format_size(std::size_t bytes)
 {
   static constexpr std::array<char const*, 5> names{"B", "KiB", "MiB", "GiB", "TiB"};

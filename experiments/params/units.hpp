@@ -16,4 +16,8 @@ std::optional<std::size_t> parse_size(std::string_view text);
 // 1536 -> "1.5KiB"; exact byte counts stay exact in CSV, this is for tables.
 std::string format_size(std::size_t bytes);
 
+// parse_size's inverse, exact: the largest binary unit that holds `bytes` whole (268435456 ->
+// "256MiB"), else bytes ("1536" stays "1536").
+std::string exact_size_text(std::size_t bytes);
+
 }  // namespace fraglab

@@ -3,6 +3,7 @@
 #include "backends/heap_backend.hpp"
 #include "backends/host_backend.hpp"
 #include "backends/simulated_backend.hpp"
+#include "experiments/params/units.hpp"
 #include "experiments/registry/cuda_backends.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <bit>
 #include <charconv>
 #include <limits>
-#include <utility>
 #include "experiments/registry/composition_impl.hpp"
 
 namespace fraglab::registry_detail {
@@ -87,16 +87,11 @@ quantum_size_rule size_from_params(param_set const& p)
 
 namespace {
 
-// A size as config_from_params reads it back: unlimited, or in the largest binary unit that
-// holds it exactly (256MiB, not 268435456), else in bytes.
+// A size as config_from_params reads it back: unlimited (param_set::size's word for the
+// largest), or exactly in the unit that fits (256MiB).
 std::string size_text(std::size_t bytes)
 {
-  if (bytes == std::numeric_limits<std::size_t>::max()) return "unlimited";
-  constexpr std::array<std::pair<std::size_t, char const*>, 4> units{
-      {{std::size_t{1} << 40, "TiB"}, {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}}};
-  for (auto const& [unit, name] : units)
-    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + name;
-  return std::to_string(bytes);
+  return bytes == std::numeric_limits<std::size_t>::max() ? "unlimited" : exact_size_text(bytes);
 }
 
 // The shortest text that reads back as the same double (0.5, 1, 2).

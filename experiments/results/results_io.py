@@ -18,6 +18,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED_TRACES = os.path.join(ROOT, "..", "shared", "traces")
+DEFAULT_FRAGLAB = os.path.join(ROOT, "build", "experiments", "fraglab")
 # Where each kind of script lives under experiments/: those that write results/ (with this
 # module), the development tools, and what runs on a GPU machine.
 SCRIPT_FOLDERS = ("results", "dev", "device")
@@ -40,8 +42,6 @@ def written_by(line, script):
     experiments/SCRIPT, where the scripts lived before they had folders of their own."""
     legacy = f"Produced by `experiments/{script}`; do not edit by hand."
     return line.startswith(produced_by(script)) or line.startswith(legacy)
-SHARED_TRACES = os.path.join(ROOT, "..", "shared", "traces")
-DEFAULT_FRAGLAB = os.path.join(ROOT, "build", "experiments", "fraglab")
 
 
 def run(cmd, **kwargs):

@@ -40,6 +40,17 @@ TEST(Units, ParsesBytesAndDecimalAndBinaryUnits)
   EXPECT_FALSE(parse_size("99999999999TiB"));  // overflows
 }
 
+TEST(Units, ExactSizeTextIsParseSizesInverse)
+{
+  EXPECT_EQ(exact_size_text(256ull << 20), "256MiB");
+  EXPECT_EQ(exact_size_text(3ull << 40), "3TiB");
+  EXPECT_EQ(exact_size_text(1536), "1536");  // 1.5KiB is not whole kibibytes
+  EXPECT_EQ(exact_size_text(0), "0");
+  for (std::size_t const bytes : {std::size_t{1}, std::size_t{4096}, std::size_t{1536}, (std::size_t{5} << 30) + 4096,
+                                  std::size_t{1} << 63})
+    EXPECT_EQ(parse_size(exact_size_text(bytes)), bytes) << bytes;
+}
+
 TEST(ParamSet, AnAssignmentListGivesEachKeyOnceWhileSetReplaces)
 {
   param_set p;
