@@ -6,6 +6,7 @@
 #include "policies/presets/pytorch_caching.hpp"
 #include "policies/presets/pytorch_memory_stats.hpp"
 #include "support/fixtures.hpp"
+#include "support/shared_traces.hpp"
 
 #include <gtest/gtest.h>
 
@@ -442,20 +443,9 @@ TEST_F(ExpandableWithAHole, EmptyCacheWithNothingLiveUnmapsEveryPage)
 }
 
 // The bar: every decision PyTorch recorded, reproduced.
-std::filesystem::path shared_traces()
-{
-  for (auto p : {"../shared/traces/pytorch", "../../shared/traces/pytorch", "../../../shared/traces/pytorch"})
-    if (std::filesystem::is_directory(p)) return p;
-  if (char const* src = std::getenv("MESON_SOURCE_ROOT"); src != nullptr) {
-    auto p = std::filesystem::path(src) / "../shared/traces/pytorch";
-    if (std::filesystem::is_directory(p)) return p;
-  }
-  return {};
-}
-
 TEST(PyTorchCaching, ReproducesEveryRecordedDecisionOfTheSharedSnapshots)
 {
-  auto const dir = shared_traces();
+  auto const dir = shared_traces("pytorch");
   if (dir.empty()) GTEST_SKIP() << "../shared/traces/pytorch not found: the snapshot comparison needs it";
   int files = 0;
   for (auto const& entry : std::filesystem::directory_iterator(dir)) {
