@@ -5,10 +5,15 @@
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
+#include <variant>
 
 namespace fraglab::plan {
 
@@ -40,14 +45,63 @@ offline_input offline_problem(trace::trace const& t)
 
 namespace {
 
-constexpr std::string_view header[] = {"id", "lower", "upper", "size"};
+// MiniMalloc's column names (its converter), in any order: an id, when the buffer is live,
+// its size, and optionally its alignment, its gaps and an offset. `end` is the last step a
+// buffer is live (MiniMalloc's older files), `upper` the first it is not.
+enum class column { id, lower, upper, end, size, alignment, gaps, offset };
 
-bool starts_with_header(std::vector<std::string> const& cells)
+std::optional<column> column_named(std::string_view name)
 {
-  if (cells.size() < 4 || cells.size() > 5) return false;
-  for (std::size_t i = 0; i < 4; ++i)
-    if (trace::without_utf8_bom(cells[i]) != header[i]) return false;
-  return cells.size() == 4 || cells[4] == "offset";
+  if (name == "id" || name == "buffer" || name == "buffer_id") return column::id;
+  if (name == "lower" || name == "start" || name == "begin") return column::lower;
+  if (name == "upper") return column::upper;
+  if (name == "end") return column::end;
+  if (name == "size") return column::size;
+  if (name == "alignment") return column::alignment;
+  if (name == "gaps") return column::gaps;
+  if (name == "offset") return column::offset;
+  return std::nullopt;
+}
+
+constexpr char const* expected_header =
+    "MiniMalloc's header: id, lower, upper and size in any order (or buffer, start, end), optionally alignment, gaps "
+    "and offset";
+
+std::vector<std::string> header_cells(std::string_view line)
+{
+  line = trace::without_utf8_bom(line);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::vector<std::string> cells;
+  for (std::size_t from = 0;;) {
+    std::size_t const comma = line.find(',', from);
+    cells.emplace_back(line.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
+    if (comma == std::string_view::npos) return cells;
+    from = comma + 1;
+  }
+}
+
+// Where each column is, or why the header is not MiniMalloc's.
+struct layout {
+  std::array<std::optional<std::size_t>, 8> at{};
+  std::size_t fields = 0;
+  [[nodiscard]] std::optional<std::size_t> operator[](column c) const { return at[static_cast<std::size_t>(c)]; }
+};
+
+std::variant<layout, std::string> layout_of(std::vector<std::string> const& cells)
+{
+  layout l;
+  l.fields = cells.size();
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    auto const c = column_named(trace::without_utf8_bom(cells[i]));
+    if (!c) return "an unknown column " + fraglab::quoted(cells[i]);
+    auto& at = l.at[static_cast<std::size_t>(*c)];
+    if (at) return "the column " + fraglab::quoted(cells[i]) + " a second time";
+    if ((*c == column::end && l[column::upper]) || (*c == column::upper && l[column::end])) return std::string("both upper and end");
+    at = i;
+  }
+  if (!l[column::id] || !l[column::lower] || !(l[column::upper] || l[column::end]) || !l[column::size])
+    return std::string("no id, lower, upper or size column");
+  return l;
 }
 
 }  // namespace
@@ -60,9 +114,11 @@ bool is_minimalloc_csv(std::string const& path)
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return false;
-  // No trace format begins so (native text begins with an event or '#', RMM's CSV with
-  // "Thread,"): a header that starts so and then goes wrong is MiniMalloc's, mistyped.
-  return trace::without_utf8_bom(line).starts_with("id,");
+  // No trace format begins with one of MiniMalloc's column names and a comma (native text
+  // begins with an event or '#', RMM's CSV with "Thread,"): a header that begins so and then
+  // goes wrong is MiniMalloc's, mistyped.
+  auto const cells = header_cells(line);
+  return cells.size() > 1 && column_named(trace::without_utf8_bom(cells[0])).has_value();
 }
 
 offline_input read_minimalloc_csv(std::string const& path)
@@ -73,41 +129,58 @@ offline_input read_minimalloc_csv(std::string const& path)
   std::vector<std::string> cells;
   std::size_t lines = 0, records = 0;
   std::unordered_set<std::string> seen;
+  layout columns;
   for (std::size_t before = 0; read_csv_record(file, path, lines, cells); before = lines) {
     std::size_t const line = before + 1;
     if (++records == 1) {
-      if (!starts_with_header(cells)) throw input_error(path, line, "expected MiniMalloc's header id,lower,upper,size[,offset]");
+      auto const l = layout_of(cells);
+      if (auto const* why = std::get_if<std::string>(&l)) throw input_error(path, line, std::string("expected ") + expected_header + ", got " + *why);
+      columns = std::get<layout>(l);
       continue;
     }
     if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line
-    if (cells.size() < 4 || cells.size() > 5)
-      throw input_error(path, line, "expected 4 or 5 fields (id,lower,upper,size[,offset]), got " + std::to_string(cells.size()));
-    auto const number = [&](std::size_t field) {
-      std::string const& text = cells[field];
+    if (cells.size() != columns.fields)
+      throw input_error(path, line, "expected " + std::to_string(columns.fields) + " fields as the header has, got " + std::to_string(cells.size()));
+    auto const number = [&](column c, std::string_view name) {
+      std::string const& text = cells[*columns[c]];
       std::uint64_t n = 0;
       auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
       if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
-        throw input_error(path, line, "expected " + std::string(header[field]) + " as a whole number of at most 20 digits, got " + fraglab::quoted(text));
+        throw input_error(path, line, "expected " + std::string(name) + " as a whole number of at most 20 digits, got " + fraglab::quoted(text));
       return n;
     };
-    offline::buffer b{number(1), number(2), number(3), 1};
+    offline::buffer b;
+    b.lower = number(column::lower, "lower");
+    if (columns[column::upper]) b.upper = number(column::upper, "upper");
+    else if ((b.upper = number(column::end, "end")) == std::numeric_limits<std::uint64_t>::max())
+      throw input_error(path, line, "expected end below 2^64 - 1, got " + cells[*columns[column::end]]);
+    else ++b.upper;  // the last step live, inclusive
+    b.size = number(column::size, "size");
+    if (columns[column::alignment]) {
+      b.alignment = number(column::alignment, "alignment");
+      if (b.alignment == 0 || (b.alignment & (b.alignment - 1)) != 0)
+        throw input_error(path, line, "expected alignment as a power of two, got " + cells[*columns[column::alignment]]);
+    }
     if (b.upper < b.lower)
-      throw input_error(path, line, "expected upper >= lower (the buffer lives over [lower, upper)), got " + cells[1] + " and " + cells[2]);
-    if (!seen.insert(cells[0]).second) throw input_error(path, line, "the id " + fraglab::quoted(cells[0]) + " is given twice");
+      throw input_error(path, line, "expected upper >= lower (the buffer lives over [lower, upper)), got " + std::to_string(b.lower) + " and " + std::to_string(b.upper));
+    std::string const& id = cells[*columns[column::id]];
+    if (!seen.insert(id).second) throw input_error(path, line, "the id " + fraglab::quoted(id) + " is given twice");
     in.problem.buffers.push_back(b);
-    in.ids.push_back(cells[0]);
+    in.ids.push_back(id);
   }
-  if (records == 0) throw input_error(path, 1, "expected MiniMalloc's header id,lower,upper,size, got an empty file");
+  if (records == 0) throw input_error(path, 1, std::string("expected ") + expected_header + ", got an empty file");
   return in;
 }
 
 std::string minimalloc_csv(offline_input const& in, std::vector<std::uint64_t> const& offsets)
 {
-  std::string out = "id,lower,upper,size,offset\n";
+  // An alignment column where a buffer has one, as MiniMalloc writes it.
+  bool const aligned = std::any_of(in.problem.buffers.begin(), in.problem.buffers.end(), [](offline::buffer const& b) { return b.alignment != 1; });
+  std::string out = aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n";
   for (std::size_t i = 0; i < in.problem.buffers.size(); ++i) {
     offline::buffer const& b = in.problem.buffers[i];
     out += (in.ids.empty() ? std::to_string(b.lower) : csv_cell(in.ids[i])) + ',' + std::to_string(b.lower) + ',' + std::to_string(b.upper) + ',' + std::to_string(b.size) + ',' +
-           std::to_string(offsets[i]) + '\n';
+           (aligned ? std::to_string(b.alignment) + ',' : std::string()) + std::to_string(offsets[i]) + '\n';
   }
   return out;
 }

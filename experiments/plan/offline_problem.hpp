@@ -22,11 +22,17 @@ struct offline_input {
 // replay leaves it out); cache releases take no time and change nothing.
 offline_input offline_problem(trace::trace const& t);
 
-// Whether the file is meant as MiniMalloc's CSV: its first line begins with "id,".
+// Whether the file is meant as MiniMalloc's CSV: its first line begins with one of
+// MiniMalloc's column names and a comma.
 bool is_minimalloc_csv(std::string const& path);
 
-// MiniMalloc's CSV: `id,lower,upper,size` and optionally `offset` (ignored), a buffer a row,
-// live over [lower, upper). Throws input_error(FILE:LINE: what was expected).
+// MiniMalloc's CSV, a buffer a row, its columns named by the header in any order, as
+// MiniMalloc's converter reads them: `id` (or `buffer`, `buffer_id`), `lower` (or `start`,
+// `begin`), `upper` (the buffer lives over [lower, upper)) or `end` (the last step it lives,
+// as MiniMalloc's older files give it), `size`; optionally `alignment` (a power of two),
+// `gaps` and `offset`. Gaps (steps within its lifetime when a buffer need not hold its
+// place) and offsets are read and left out: a placement of the buffers live throughout is
+// one of the buffers with gaps too. Throws input_error(FILE:LINE: what was expected).
 offline_input read_minimalloc_csv(std::string const& path);
 
 // The same CSV with an `offset` column: the planner's placement of every buffer.

@@ -24,6 +24,17 @@ expect "the independent validator accepts it" 'python3 "$check" "$work/example.o
 "$fraglab" plan "$work/example.out.csv" -o "$work/again.csv"; rc=$?
 expect "a placement's CSV reads back as a problem" '[[ $rc -eq 0 && $(column "$work/again.csv" height_bytes) == 12 ]]'
 
+# MiniMalloc's older files: buffer,start,end with the last step live (end = upper - 1).
+printf 'buffer,start,end,size\nb1,0,2,4\nb2,3,8,4\nb3,0,8,4\nb4,9,20,4\nb5,0,20,4\n' > "$work/old.csv"
+"$fraglab" plan "$work/old.csv" --capacity 12 --placement "$work/old.out.csv" -o "$work/old.plan.csv"; rc=$?
+expect "MiniMalloc's older header (buffer,start,end: end inclusive) plans as the example" \
+  '[[ $rc -eq 0 && $(column "$work/old.plan.csv" height_bytes) == 12 && $(sed -n 2p "$work/old.out.csv") == b1,0,3,4,* ]]'
+# Columns in any order, with alignment and gaps: the alignment is kept and written back.
+printf 'size,upper,lower,id,alignment,gaps\n3,4,0,x,1,\n5,4,0,y,8,1-2\n' > "$work/aligned.csv"
+"$fraglab" plan "$work/aligned.csv" --placement "$work/aligned.out.csv" -o "$work/aligned.plan.csv"; rc=$?
+expect "columns in any order, alignment respected (5 at 0, 3 at 5) and written back" \
+  '[[ $rc -eq 0 && $(column "$work/aligned.plan.csv" height_bytes) == 8 && $(head -1 "$work/aligned.out.csv") == id,lower,upper,size,alignment,offset ]] && python3 "$check" "$work/aligned.out.csv" --height 8 >/dev/null'
+
 # Below the optimum: proven infeasible, exit 1, nothing written.
 err=$("$fraglab" plan "$work/example.csv" --capacity 11 --placement "$work/none.csv" -o "$work/none.plan" 2>&1); rc=$?
 expect "a capacity below the optimum is refused with the proof ($err)" \
@@ -38,7 +49,13 @@ err=$("$fraglab" plan "$work/backwards.csv" --placement "$work/bad.csv" 2>&1); r
 expect "an upper below the lower is refused at its line ($err)" '[[ $rc -eq 2 && $err == *backwards.csv:3:*"upper >= lower"* && ! -e $work/bad.csv ]]'
 printf 'id,lower,upper\nx,0,3\n' > "$work/header.csv"
 err=$("$fraglab" plan "$work/header.csv" 2>&1); rc=$?
-expect "a MiniMalloc header without size is refused as one" '[[ $rc -eq 2 && $err == *header.csv:1:*"header id,lower,upper,size"* ]]'
+expect "a MiniMalloc header without size is refused as one" '[[ $rc -eq 2 && $err == *header.csv:1:*MiniMalloc*header*"no id, lower, upper or size column"* ]]'
+printf 'id,lower,upper,size,colour\nx,0,3,4,red\n' > "$work/colour.csv"
+err=$("$fraglab" plan "$work/colour.csv" 2>&1); rc=$?
+expect "a column MiniMalloc does not know is refused by name" '[[ $rc -eq 2 && $err == *colour.csv:1:*"unknown column"*colour* ]]'
+printf 'id,lower,upper,size,alignment\nx,0,3,4,3\n' > "$work/align3.csv"
+err=$("$fraglab" plan "$work/align3.csv" 2>&1); rc=$?
+expect "an alignment that is not a power of two is refused at its line" '[[ $rc -eq 2 && $err == *align3.csv:2:*"power of two"* ]]'
 printf 'id,lower,upper,size\nx,0,3,four\n' > "$work/word.csv"
 err=$("$fraglab" plan "$work/word.csv" 2>&1); rc=$?
 expect "a size that is not a number is refused at its line" '[[ $rc -eq 2 && $err == *word.csv:2:*"expected size"*four* ]]'

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""An independent check of a placement in MiniMalloc's CSV (id,lower,upper,size,offset),
+"""An independent check of a placement in MiniMalloc's CSV (id,lower,upper,size[,alignment],offset),
 written apart from the planner's own validator so that one mistake cannot hide in both.
 
 Usage: check_placement.py PLACEMENT.csv [--height H] [--capacity C]
 Exits 0 if no two buffers live at the same time overlap in space (lifetimes are half-open,
-[lower, upper)), every offset is a whole number >= 0, the highest end is H (if given) and
+[lower, upper)), every offset is a whole number >= 0 and a multiple of its alignment, the highest end is H (if given) and
 within C (if given); else 1, saying which buffers collide."""
 import argparse
 import csv
@@ -24,6 +24,8 @@ def main():
         lower, upper, size, offset = (int(row[k]) for k in ("lower", "upper", "size", "offset"))
         if offset < 0 or lower > upper or size < 0:
             sys.exit(f"{args.placement}:{n}: bad row {row}")
+        if offset % int(row.get("alignment") or 1) != 0:
+            sys.exit(f"{args.placement}:{n}: offset {offset} is not a multiple of the alignment {row['alignment']}")
         if size > 0 and lower < upper:
             buffers.append((lower, upper, offset, offset + size, row["id"]))
     # Sweep over time: at each start, compare the new buffer with every buffer still live
