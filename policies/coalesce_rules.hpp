@@ -16,16 +16,30 @@
 // adjacent ones where the backend allows merging.
 #pragma once
 
+#include "policies/rule_parameter.hpp"
+
+#include <array>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 
 namespace fraglab {
 
 enum class coalesce_mode : std::uint8_t { immediate, deferred, never, buddy };
 
+inline constexpr std::array<std::string_view, 4> coalesce_mode_names{"immediate", "deferred", "never", "buddy"};
+
 // The mode as a runtime parameter: compositions take it from `--set coalesce=...`.
 struct coalescing {
   coalesce_mode mode = coalesce_mode::immediate;
+
+  static constexpr std::string_view part = "coalesce";
+  static constexpr auto parameters()
+  {
+    return std::tuple{parameter("coalesce", &coalescing::mode,
+                                "immediate, deferred (until a miss), never, or buddy (binary buddy: halving splits, buddy-only merges)",
+                                coalesce_mode_names)};
+  }
 };
 
 // The mode fixed at compile time, for presets whose allocator knows only one (TF's BFC,
@@ -37,15 +51,6 @@ struct fixed_coalescing {
   static constexpr coalesce_mode mode = M;
 };
 
-constexpr std::string_view to_string(coalesce_mode m) noexcept
-{
-  switch (m) {
-    case coalesce_mode::immediate: return "immediate";
-    case coalesce_mode::deferred: return "deferred";
-    case coalesce_mode::never: return "never";
-    case coalesce_mode::buddy: return "buddy";
-  }
-  return "?";
-}
+constexpr std::string_view to_string(coalesce_mode m) noexcept { return coalesce_mode_names[static_cast<std::size_t>(m)]; }
 
 }  // namespace fraglab

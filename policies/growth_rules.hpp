@@ -23,8 +23,10 @@
 
 #include "engine/detail/bits.hpp"
 #include "engine/results.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -32,22 +34,15 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 namespace fraglab {
 
 enum class growth_kind : std::uint8_t { fixed, doubling, exact, segments, proportional };
 
-constexpr std::string_view to_string(growth_kind k) noexcept
-{
-  switch (k) {
-    case growth_kind::fixed: return "fixed";
-    case growth_kind::doubling: return "doubling";
-    case growth_kind::exact: return "exact";
-    case growth_kind::segments: return "segments";
-    case growth_kind::proportional: return "proportional";
-  }
-  return "?";
-}
+inline constexpr std::array<std::string_view, 5> growth_kind_names{"fixed", "doubling", "exact", "segments", "proportional"};
+
+constexpr std::string_view to_string(growth_kind k) noexcept { return growth_kind_names[static_cast<std::size_t>(k)]; }
 
 // What the engine knows when it must grow.
 struct growth_context {
@@ -81,6 +76,27 @@ struct growth_rule {
   std::size_t large_round = std::size_t{2} << 20;
 
   static constexpr double min_doubling_factor = 1.001;
+
+  static constexpr std::string_view part = "growth";
+  static constexpr auto parameters()
+  {
+    using g = growth_rule;
+    return std::tuple{
+        parameter("growth", &g::kind, "exact, doubling, fixed, segments or proportional (max(need, factor x held))", growth_kind_names),
+        parameter("initial_region", &g::initial, "fixed: the pool's size; doubling: the first region's size"),
+        parameter("growth_factor", &g::factor, "doubling: how much each region grows"),
+        parameter("backoff", &g::backoff, "on a refused acquisition retry with backoff x size (0: no retry; TF 0.9)"),
+        parameter("backoff_once", &g::backoff_once, "back off on the first refusal only, ever (TF)"),
+        parameter("backoff_to_need", &g::backoff_to_need, "when backing off below the request, try the request itself once (RMM)"),
+        parameter("memory_limit", &g::memory_limit, "the most bytes ever held from the backend"),
+        parameter("release_free_regions", &g::release_free_regions, "after a failed growth, release wholly free regions and retry"),
+        parameter("small_request", &g::small_request, "segments: requests up to this get a small segment"),
+        parameter("small_segment", &g::small_segment, "segments: size of a small segment"),
+        parameter("medium_request", &g::medium_request, "segments: requests below this get a medium segment"),
+        parameter("medium_segment", &g::medium_segment, "segments: size of a medium segment"),
+        parameter("large_round", &g::large_round, "segments: larger requests round up to a multiple of this"),
+    };
+  }
 
   void validate() const
   {

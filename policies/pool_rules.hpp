@@ -12,9 +12,13 @@
 
 #include "engine/chunk.hpp"
 #include "engine/part_traits.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
 
 namespace fraglab {
 
@@ -29,6 +33,21 @@ struct stream_pool_rule {
   static constexpr part_hook hooks = part_hook::size_class_pools;
   bool per_stream = false;
   bool size_class_pools = false;
+
+  void validate() const
+  {
+    if (per_stream && size_class_pools) throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
+  }
+
+  static constexpr std::string_view part = "pools";
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("per_stream", &stream_pool_rule::per_stream, "one free index per stream: blocks are reused by their own stream only"),
+        parameter("size_class_pools", &stream_pool_rule::size_class_pools,
+                  "one free index and its own regions per rounded size (simple segregated storage)"),
+    };
+  }
 
   [[nodiscard]] std::uint64_t pool_key(stream_id stream, std::size_t rounded) const noexcept
   {

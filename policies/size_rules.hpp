@@ -15,11 +15,15 @@
 
 #include "engine/detail/bits.hpp"
 #include "engine/part_traits.hpp"
+#include "policies/rule_parameter.hpp"
 
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
+#include <tuple>
 
 namespace fraglab {
 
@@ -54,6 +58,19 @@ struct quantum_size_rule {
   bool power_of_two_classes = false;
 
   void validate() const { detail::validate_quantum(quantum); }
+
+  static constexpr std::string_view part = "size";
+  static constexpr std::array<std::string_view, 2> class_words{"none", "pow2"};
+  static constexpr auto parameters()
+  {
+    using z = quantum_size_rule;
+    return std::tuple{
+        parameter("quantum", &z::quantum, "requests round up to a multiple of this power of two; also the address granule"),
+        parameter("min_size", &z::min_size, "smallest chunk handed out"),
+        parameter("header", &z::header, "bytes added to every request before rounding (boundary-tag overhead)"),
+        parameter("size_classes", &z::power_of_two_classes, "none, or pow2: round up to the next power of two", class_words),
+    };
+  }
 
   [[nodiscard]] std::size_t granule() const noexcept { return quantum; }
 

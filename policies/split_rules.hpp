@@ -15,8 +15,13 @@
 // | PyTorch large pool                     | min_remainder = 1 MiB + 1, max_split_size            |
 #pragma once
 
+#include "policies/rule_parameter.hpp"
+
+#include <array>
 #include <cstddef>
 #include <limits>
+#include <string_view>
+#include <tuple>
 
 namespace fraglab {
 
@@ -42,6 +47,20 @@ struct threshold_split {
   }
 
   static threshold_split never() { return threshold_split{.enabled = false}; }
+
+  static constexpr std::string_view part = "split";
+  static constexpr std::array<std::string_view, 2> enabled_words{"never", "threshold"};
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("split", &threshold_split::enabled, "threshold (see the keys below) or never", enabled_words),
+        parameter("min_remainder", &threshold_split::min_remainder, "split only when the remainder is at least this (0: any remainder)"),
+        parameter("split_ratio", &threshold_split::ratio, "split only when chunk >= split_ratio x request (or the next key holds)"),
+        parameter("max_internal_fragmentation", &threshold_split::max_internal_fragmentation,
+                  "split anyway when the remainder is at least this (TF)"),
+        parameter("max_split_size", &threshold_split::max_split_size, "requests at least this large are never split (PyTorch)"),
+    };
+  }
 };
 
 }  // namespace fraglab

@@ -1,48 +1,27 @@
 #include "experiments/params/param_set.hpp"
 
 #include "experiments/params/closest_name.hpp"
+#include "experiments/params/rule_parameters.hpp"
 #include "experiments/params/units.hpp"
+#include "policies/coalesce_rules.hpp"
+#include "policies/growth_rules.hpp"
+#include "policies/indexes/bins_index.hpp"
+#include "policies/indexes/segregated_index.hpp"
+#include "policies/pool_rules.hpp"
+#include "policies/size_rules.hpp"
+#include "policies/split_rules.hpp"
 
 #include <array>
 #include <charconv>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 namespace fraglab {
 namespace {
-
-constexpr std::array<param_spec, 29> table{{
-    {"quantum", "size", "16", "requests round up to a multiple of this power of two; also the address granule"},
-    {"min_size", "size", "16", "smallest chunk handed out"},
-    {"header", "size", "0", "bytes added to every request before rounding (boundary-tag overhead)"},
-    {"size_classes", "size", "none", "none, or pow2: round up to the next power of two"},
-    {"split", "split", "threshold", "threshold (see the keys below) or never"},
-    {"min_remainder", "split", "0", "split only when the remainder is at least this (0: any remainder)"},
-    {"split_ratio", "split", "1", "split only when chunk >= split_ratio x request (or the next key holds)"},
-    {"max_internal_fragmentation", "split", "unlimited", "split anyway when the remainder is at least this (TF)"},
-    {"max_split_size", "split", "unlimited", "requests at least this large are never split (PyTorch)"},
-    {"coalesce", "coalesce", "immediate", "immediate, deferred (until a miss), never, or buddy (binary buddy: halving splits, buddy-only merges)"},
-    {"growth", "growth", "exact", "exact, doubling, fixed, segments or proportional (max(need, factor x held))"},
-    {"initial_region", "growth", "2MiB", "fixed: the pool's size; doubling: the first region's size"},
-    {"growth_factor", "growth", "2", "doubling: how much each region grows"},
-    {"backoff", "growth", "0", "on a refused acquisition retry with backoff x size (0: no retry; TF 0.9)"},
-    {"backoff_once", "growth", "false", "back off on the first refusal only, ever (TF)"},
-    {"backoff_to_need", "growth", "false", "when backing off below the request, try the request itself once (RMM)"},
-    {"memory_limit", "growth", "unlimited", "the most bytes ever held from the backend"},
-    {"release_free_regions", "growth", "false", "after a failed growth, release wholly free regions and retry"},
-    {"small_request", "growth", "1MiB", "segments: requests up to this get a small segment"},
-    {"small_segment", "growth", "2MiB", "segments: size of a small segment"},
-    {"medium_request", "growth", "10MiB", "segments: requests below this get a medium segment"},
-    {"medium_segment", "growth", "20MiB", "segments: size of a medium segment"},
-    {"large_round", "growth", "2MiB", "segments: larger requests round up to a multiple of this"},
-    {"bin_base", "index", "256", "bins: lower bound of bin 0 (power of two; fine_bins: the smallest chunk unless set)"},
-    {"bin_count", "index", "21", "bins: number of bins (1..64; fine_bins: 1..160, 160 unless set)"},
-    {"sli", "index", "5", "seglist: second-level index bits (2^sli lists per power of two)"},
-    {"linear_limit", "index", "256", "seglist: exact size classes below this"},
-    {"per_stream", "pools", "false", "one free index per stream: blocks are reused by their own stream only"},
-    {"size_class_pools", "pools", "false", "one free index and its own regions per rounded size (simple segregated storage)"},
-}};
 
 constexpr std::array<param_spec, 5> pytorch_table{{
     {"max_split_size_mb", "pytorch_caching", "unlimited", "blocks at least this large (MiB) are never split; smaller requests never take them"},
@@ -77,28 +56,46 @@ constexpr std::array<param_spec, 4> backend_table{{
     {"device_memory_fraction", "backend", "0", "cuda, cuda_async, cuda_vmm: at most this fraction of the device's memory (0: unset; --capacity gives bytes)"},
 }};
 
-constexpr std::size_t param_count =
-    table.size() + pytorch_table.size() + tf_table.size() + dlmalloc_table.size() + gmlake_table.size() + backend_table.size();
+// Every known key: the generic parts' from their rules (each declares its own,
+// policies/rule_parameter.hpp), then the presets' and the backends' own.
+struct parameter_table {
+  std::deque<std::string> defaults;  // the generic keys' defaults, rendered from their rules
+  std::vector<param_spec> rows;
+};
 
-std::array<param_spec, param_count> const all = [] {
-  std::array<param_spec, param_count> a{};
-  std::size_t i = 0;
-  for (auto const& p : table) a[i++] = p;
-  for (auto const& p : pytorch_table) a[i++] = p;
-  for (auto const& p : tf_table) a[i++] = p;
-  for (auto const& p : dlmalloc_table) a[i++] = p;
-  for (auto const& p : gmlake_table) a[i++] = p;
-  for (auto const& p : backend_table) a[i++] = p;
-  return a;
-}();
+parameter_table const& all()
+{
+  static parameter_table const table = [] {
+    parameter_table t;
+    auto const rows_of = [&]<class Rule>(std::type_identity<Rule>) {
+      for_each_parameter_row<Rule>([&](std::string_view key, std::string_view part, std::string value, std::string_view help) {
+        t.defaults.push_back(std::move(value));
+        t.rows.push_back({key, part, t.defaults.back(), help});
+      });
+    };
+    rows_of(std::type_identity<quantum_size_rule>{});
+    rows_of(std::type_identity<threshold_split>{});
+    rows_of(std::type_identity<coalescing>{});
+    rows_of(std::type_identity<growth_rule>{});
+    rows_of(std::type_identity<bins_index_params>{});
+    rows_of(std::type_identity<segregated_index_params>{});
+    rows_of(std::type_identity<stream_pool_rule>{});
+    for (std::span<param_spec const> const own : {std::span<param_spec const>(pytorch_table), std::span<param_spec const>(tf_table),
+                                                  std::span<param_spec const>(dlmalloc_table),
+                                                  std::span<param_spec const>(gmlake_table), std::span<param_spec const>(backend_table)})
+      t.rows.insert(t.rows.end(), own.begin(), own.end());
+    return t;
+  }();
+  return table;
+}
 
 param_spec const& spec_of(std::string_view key)
 {
-  for (auto const& p : all)
+  for (auto const& p : all().rows)
     if (p.key == key) return p;
   std::string known;
   std::vector<std::string_view> keys;
-  for (auto const& p : all) {
+  for (auto const& p : all().rows) {
     known += (known.empty() ? "" : ", ") + std::string(p.key);
     keys.push_back(p.key);
   }
@@ -139,7 +136,7 @@ bool same_param_value(std::string_view a, std::string_view b)
   return false;
 }
 
-std::span<param_spec const> known_params() { return all; }
+std::span<param_spec const> known_params() { return all().rows; }
 
 std::string_view part_of(std::string_view key) { return spec_of(key).part; }
 

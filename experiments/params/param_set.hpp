@@ -2,7 +2,9 @@
 // `compose:` specs, checked against one table of every known key.
 //
 // The table is the single source of each key's default and meaning: `fraglab policies
-// --keys` prints it, and a key that is not in it is an error naming the known keys.
+// --keys` prints it, and a key that is not in it is an error naming the known keys. The
+// generic parts' keys come from their rules, which declare them (policies/rule_parameter.hpp);
+// the presets' and backends' own are written in param_set.cpp.
 #pragma once
 
 #include <cstddef>

@@ -26,6 +26,7 @@ threshold_split split_from_params(param_set const& p);
 coalescing coalescing_from_params(param_set const& p);
 growth_rule growth_from_params(param_set const& p);
 quantum_size_rule size_from_params(param_set const& p);
+stream_pool_rule pools_from_params(param_set const& p);
 bins_index_params bins_from_params(param_set const& p);
 // Only what the parameters give: fit_index_to_size_rule derives the rest.
 fine_bins_index_params fine_bins_from_params(param_set const& p);
@@ -73,10 +74,7 @@ typename Alloc::config config_from_params(param_set const& p)
                                 std::string(to_string(c.coalesce.mode)));
   c.growth = growth_from_params(p);
   c.size = size_from_params(p);
-  c.pools.per_stream = p.flag("per_stream");
-  c.pools.size_class_pools = p.flag("size_class_pools");
-  if (c.pools.per_stream && c.pools.size_class_pools)
-    throw std::invalid_argument("per_stream and size_class_pools cannot be combined");
+  c.pools = pools_from_params(p);
   c.size.validate();
   c.growth.validate();
   if constexpr (std::is_same_v<index_params, fine_bins_index_params>) c.index = fine_bins_from_params(p);

@@ -31,6 +31,7 @@
 #include "policies/indexes/detail/bin_address_bitmaps.hpp"
 #include "policies/indexes/detail/bin_tree_only.hpp"
 #include "policies/indexes/size_address_order.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -38,6 +39,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -52,6 +55,16 @@ struct bins_index_params {
   // The sizes that have bitmaps are multiples of this (a power of two; 0: bin_base). The
   // registry sets it to the size rule's granule.
   std::size_t size_step = 0;
+
+  static constexpr std::string_view part = "index";
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("bin_base", &bins_index_params::bin_base,
+                  "bins: lower bound of bin 0 (power of two; fine_bins: the smallest chunk unless set)"),
+        parameter("bin_count", &bins_index_params::bin_count, "bins: number of bins (1..64; fine_bins: 1..160, 160 unless set)"),
+    };
+  }
 };
 
 // 2^SubBinsLog2 bins per doubling of size, at most MaxBins bins; AddressBitmaps: whether

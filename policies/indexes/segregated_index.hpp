@@ -21,6 +21,7 @@
 
 #include "engine/detail/bits.hpp"
 #include "policies/indexes/detail/link_first.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/parent_from_member.hpp>
@@ -31,6 +32,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +42,15 @@ namespace fraglab {
 struct segregated_index_params {
   unsigned sli = 5;                // second-level index bits: 2^sli lists per power of two (1..6)
   std::size_t linear_limit = 256;  // power of two; exact classes below it
+
+  static constexpr std::string_view part = "index";
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("sli", &segregated_index_params::sli, "seglist: second-level index bits (2^sli lists per power of two)"),
+        parameter("linear_limit", &segregated_index_params::linear_limit, "seglist: exact size classes below this"),
+    };
+  }
 };
 
 // A free chunk's place in the index: its list link, and which list it is in, so that

@@ -66,16 +66,6 @@ TEST(PresetsAsTypes, BuiltFromCppAloneTheyDecideAsTheirNames)
   same_decisions<presets::rmm::policy>("rmm_pool", presets::rmm::make_config<heap_backend>());
 }
 
-// A rule's default is written once, in the rule: the parameter table shows the same.
-TEST(PresetsAsTypes, TheRulesDefaultsAreTheParameterTables)
-{
-  param_set const rendered = registry_detail::params_of({}, coalescing{}.mode, {}, {}, {})
-                                 .merged_with(registry_detail::params_of(bins_index_params{}))
-                                 .merged_with(registry_detail::params_of(segregated_index_params{}));
-  ASSERT_EQ(rendered.values().size(), 29u);  // every key of the generic parts
-  for (auto const& [key, value] : rendered.values()) EXPECT_EQ(value, param_set{}.text(key)) << key;
-}
-
 // What the registry applies for a name is its preset's config, where it differs from the
 // table: RMM's pool as pool_memory_resource is configured, TLSF and first fit nothing.
 TEST(PresetsAsTypes, ANamesDefaultsAreItsPresetsConfig)
