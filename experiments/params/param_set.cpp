@@ -8,6 +8,8 @@
 #include "policies/indexes/bins_index.hpp"
 #include "policies/indexes/segregated_index.hpp"
 #include "policies/pool_rules.hpp"
+#include "policies/presets/dlmalloc.hpp"
+#include "policies/presets/gmlake.hpp"
 #include "policies/size_rules.hpp"
 #include "policies/split_rules.hpp"
 
@@ -37,18 +39,6 @@ constexpr std::array<param_spec, 3> tf_table{{
     {"garbage_collection", "tf_bfc", "true", "after a failed growth, release free regions when that makes room (TF_ENABLE_GPU_GARBAGE_COLLECTION, on by default)"},
 }};
 
-constexpr std::array<param_spec, 2> dlmalloc_table{{
-    {"mmap_threshold", "dlmalloc", "256KiB", "requests at least this large that nothing free serves get a mapping of their own"},
-    {"trim_threshold", "dlmalloc", "2MiB", "a free leaving more top than this gives whole pages back to the system"},
-}};
-
-constexpr std::array<param_spec, 4> gmlake_table{{
-    {"vmm_defragment", "gmlake", "true", "stitch free blocks into new virtual ranges (GMLake's vmmDefragment); false: PyTorch's allocator with 2 MiB pages"},
-    {"frag_limit", "gmlake", "512MiB", "requests at least this large may be served by stitching free blocks (fragLimit)"},
-    {"reuse_limit", "gmlake", "10", "a stitched block serves a request at most this many times smaller (reuseLimit)"},
-    {"auto_gc_limit", "gmlake", "1000GiB", "after a stitch beyond this many stitched virtual bytes, drop every idle stitched block (autoGC)"},
-}};
-
 constexpr std::array<param_spec, 4> backend_table{{
     {"granularity", "backend", "backend's own", "acquisitions round up to this (simulated 256, heap 4096, host 4096, cuda 256, cuda_pinned 4096; cuda_vmm takes the device's own)"},
     {"merging", "backend", "false", "simulated: consecutive acquisitions are adjacent and may merge"},
@@ -57,7 +47,10 @@ constexpr std::array<param_spec, 4> backend_table{{
 }};
 
 // Every known key: the generic parts' from their rules (each declares its own,
-// policies/rule_parameter.hpp), then the presets' and the backends' own.
+// policies/rule_parameter.hpp), then the presets' and the backends' own. dlmalloc's and
+// GMLake's settings declare theirs; PyTorch's and TF's keys are written here, as their
+// texts are not a member's value (sizes in MiB, fractions of a device, `auto`, lists of
+// intervals) and are read in experiments/registry/instantiate_presets.cpp.
 struct parameter_table {
   std::deque<std::string> defaults;  // the generic keys' defaults, rendered from their rules
   std::vector<param_spec> rows;
@@ -80,10 +73,11 @@ parameter_table const& all()
     rows_of(std::type_identity<bins_index_params>{});
     rows_of(std::type_identity<segregated_index_params>{});
     rows_of(std::type_identity<stream_pool_rule>{});
-    for (std::span<param_spec const> const own : {std::span<param_spec const>(pytorch_table), std::span<param_spec const>(tf_table),
-                                                  std::span<param_spec const>(dlmalloc_table),
-                                                  std::span<param_spec const>(gmlake_table), std::span<param_spec const>(backend_table)})
-      t.rows.insert(t.rows.end(), own.begin(), own.end());
+    t.rows.insert(t.rows.end(), pytorch_table.begin(), pytorch_table.end());
+    t.rows.insert(t.rows.end(), tf_table.begin(), tf_table.end());
+    rows_of(std::type_identity<presets::dlmalloc::settings>{});
+    rows_of(std::type_identity<presets::gmlake::settings>{});
+    t.rows.insert(t.rows.end(), backend_table.begin(), backend_table.end());
     return t;
   }();
   return table;

@@ -4,7 +4,8 @@
 // The table is the single source of each key's default and meaning: `fraglab policies
 // --keys` prints it, and a key that is not in it is an error naming the known keys. The
 // generic parts' keys come from their rules, which declare them (policies/rule_parameter.hpp);
-// the presets' and backends' own are written in param_set.cpp.
+// dlmalloc's and GMLake's from their settings; PyTorch's, TF's and the backends' are
+// written in param_set.cpp.
 #pragma once
 
 #include <cstddef>

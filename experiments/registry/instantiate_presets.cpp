@@ -1,6 +1,7 @@
 // Presets that reproduce real allocators, with their own option names as parameters.
 #include "experiments/registry/composition_impl.hpp"
 #include "experiments/params/list_items.hpp"
+#include "experiments/params/rule_parameters.hpp"
 #include "experiments/registry/instantiations.hpp"
 #include "policies/presets/dlmalloc.hpp"
 #include "policies/presets/gmlake.hpp"
@@ -141,9 +142,7 @@ std::unique_ptr<composition> make_tf_bfc(std::string name, param_set const& p, b
 std::unique_ptr<composition> make_dlmalloc(std::string name, param_set const& p, backend_choice const& b)
 {
   namespace dl = presets::dlmalloc;
-  dl::settings s;
-  s.mmap_threshold = p.size("mmap_threshold");
-  s.trim_threshold = p.size("trim_threshold");
+  dl::settings s = rule_from_params<dl::settings>(p);
   s.header = p.size("header");
   s.memory_limit = p.size("memory_limit");
   if (p.has("granularity") && p.size("granularity") != dl::page)
@@ -172,10 +171,7 @@ std::unique_ptr<composition> make_gmlake(std::string name, param_set const& p, b
     throw std::invalid_argument("max_split_size_mb must be greater than 20, as PyTorch requires");
   s.max_non_split_rounding = mebibytes(p, "max_non_split_rounding_mb");
   s.memory_limit = memory_limit(p, b, "per_process_memory_fraction", std::numeric_limits<std::size_t>::max());
-  s.stitching = p.flag("vmm_defragment");
-  s.frag_limit = p.size("frag_limit");
-  s.reuse_limit = p.real("reuse_limit");
-  s.auto_gc_limit = p.size("auto_gc_limit");
+  s = rule_from_params<gm::settings>(p, s);
   if (!(s.reuse_limit >= 1.0)) throw std::invalid_argument("parameter reuse_limit: must be at least 1");
   if (s.frag_limit <= presets::pytorch::small_size)
     throw std::invalid_argument("parameter frag_limit: must be above 1MiB (small blocks are never stitched)");

@@ -28,10 +28,13 @@
 #include "engine/allocator.hpp"
 #include "engine/detail/bits.hpp"
 #include "policies/presets/dlmalloc_bins.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <tuple>
 
 namespace fraglab::presets::dlmalloc {
 
@@ -99,6 +102,17 @@ struct settings {
   std::size_t trim_threshold = std::size_t{2} << 20;
   std::size_t header = 8;  // CHUNK_OVERHEAD; 16 with FOOTERS
   std::size_t memory_limit = growth_rule::unlimited;
+
+  // dlmalloc's own keys (header and memory_limit are the size and growth rules').
+  static constexpr std::string_view part = "dlmalloc";
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("mmap_threshold", &settings::mmap_threshold,
+                  "requests at least this large that nothing free serves get a mapping of their own"),
+        parameter("trim_threshold", &settings::trim_threshold, "a free leaving more top than this gives whole pages back to the system"),
+    };
+  }
 };
 
 template <class Backend>

@@ -50,6 +50,7 @@
 #include "engine/allocator.hpp"
 #include "engine/stitched_blocks.hpp"
 #include "policies/presets/pytorch_caching.hpp"
+#include "policies/rule_parameter.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -57,6 +58,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -88,6 +91,20 @@ struct settings {
   std::size_t frag_limit = std::size_t{512} << 20;     // fragLimit
   double reuse_limit = 10.0;                           // reuseLimit
   std::size_t auto_gc_limit = std::size_t{1000} << 30;  // autoGC (GB)
+
+  // GMLake's own keys (the others are PyTorch's, read in MiB or as a fraction).
+  static constexpr std::string_view part = "gmlake";
+  static constexpr auto parameters()
+  {
+    return std::tuple{
+        parameter("vmm_defragment", &settings::stitching,
+                  "stitch free blocks into new virtual ranges (GMLake's vmmDefragment); false: PyTorch's allocator with 2 MiB pages"),
+        parameter("frag_limit", &settings::frag_limit, "requests at least this large may be served by stitching free blocks (fragLimit)"),
+        parameter("reuse_limit", &settings::reuse_limit, "a stitched block serves a request at most this many times smaller (reuseLimit)"),
+        parameter("auto_gc_limit", &settings::auto_gc_limit,
+                  "after a stitch beyond this many stitched virtual bytes, drop every idle stitched block (autoGC)"),
+    };
+  }
 };
 
 template <backend Backend>

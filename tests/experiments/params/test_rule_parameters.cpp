@@ -10,6 +10,8 @@
 #include "policies/indexes/bins_index.hpp"
 #include "policies/indexes/segregated_index.hpp"
 #include "policies/pool_rules.hpp"
+#include "policies/presets/dlmalloc.hpp"
+#include "policies/presets/gmlake.hpp"
 #include "policies/size_rules.hpp"
 #include "policies/split_rules.hpp"
 
@@ -22,7 +24,7 @@
 namespace fraglab {
 namespace {
 
-// Each key a rule declares: the table's row has its part, and its default is the text of a
+// Each key a rule (or a preset's settings) declares: the table's row has its part, and its default is the text of a
 // default-constructed rule's member.
 template <class Rule>
 std::size_t expect_rows_of()
@@ -43,12 +45,14 @@ TEST(RuleParameters, EveryGenericKeyIsATableRowWithItsRulesDefault)
                            expect_rows_of<bins_index_params>() + expect_rows_of<segregated_index_params>() +
                            expect_rows_of<stream_pool_rule>();
   EXPECT_EQ(keys, 29u);
+  EXPECT_EQ(expect_rows_of<presets::dlmalloc::settings>() + expect_rows_of<presets::gmlake::settings>(), 6u);
   // The texts a user reads in `fraglab policies --keys`, worked out from the members.
   std::map<std::string, std::string> const expected = {
       {"quantum", "16"},           {"split", "threshold"},        {"split_ratio", "1"},
       {"max_split_size", "unlimited"}, {"coalesce", "immediate"}, {"growth", "exact"},
       {"initial_region", "2MiB"},  {"backoff", "0"},              {"medium_request", "10MiB"},
-      {"size_classes", "none"},    {"bin_count", "21"},           {"per_stream", "false"}};
+      {"size_classes", "none"},    {"bin_count", "21"},           {"per_stream", "false"},
+      {"mmap_threshold", "256KiB"}, {"auto_gc_limit", "1000GiB"},  {"reuse_limit", "10"}};
   for (auto const& [key, text] : expected) EXPECT_EQ(param_set{}.text(key), text) << key;
 }
 
