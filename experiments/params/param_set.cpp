@@ -52,7 +52,7 @@ constexpr std::array<param_spec, 4> backend_table{{
 // texts are not a member's value (sizes in MiB, fractions of a device, `auto`, lists of
 // intervals) and are read in experiments/registry/instantiate_presets.cpp.
 struct parameter_table {
-  std::deque<std::string> defaults;  // the generic keys' defaults, rendered from their rules
+  std::deque<std::string> defaults;  // the declared keys' defaults, rendered from their rules and settings
   std::vector<param_spec> rows;
 };
 

@@ -123,7 +123,6 @@ public:
 
   [[nodiscard]] std::vector<std::uint32_t> const& buffers() const noexcept { return index_; }
 
-
 private:
   std::vector<std::uint32_t> index_;  // local buffer -> buffer of the problem
   std::vector<std::uint64_t> size_, alignment_;
@@ -134,9 +133,8 @@ private:
   // longest lifetime (width), the most size x time (area). MiniMalloc's three preorderings
   // (Moffitt 2023), which take turns: width, area, crowd; crowd, area, width; crowd, width,
   // area. Each puts first the buffers that constrain the rest most, and where one thrashes
-  // another often does not. Without the width-first ranking, 6 of MiniMalloc's 11
-  // challenging instances found no placement within their capacity in 10 s; with it each
-  // finds one in under 0.3 s (docs/offline.md).
+  // another often does not; most of MiniMalloc's challenging instances need the width-first
+  // one (docs/offline.md, "How it works").
   enum class key : std::uint8_t { crowd, width, area };
   using ranking = std::array<key, 3>;
   static constexpr std::array<ranking, 3> rankings{{
