@@ -67,19 +67,6 @@ constexpr char const* expected_header =
     "MiniMalloc's header: id, lower, upper and size in any order (or buffer, start, end), optionally alignment, gaps "
     "and offset";
 
-std::vector<std::string> header_cells(std::string_view line)
-{
-  line = trace::without_utf8_bom(line);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  std::vector<std::string> cells;
-  for (std::size_t from = 0;;) {
-    std::size_t const comma = line.find(',', from);
-    cells.emplace_back(line.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
-    if (comma == std::string_view::npos) return cells;
-    from = comma + 1;
-  }
-}
-
 // Where each column is, or why the header is not MiniMalloc's.
 struct layout {
   std::array<std::optional<std::size_t>, 8> at{};
@@ -117,8 +104,9 @@ bool is_minimalloc_csv(std::string const& path)
   // No trace format begins with one of MiniMalloc's column names and a comma (native text
   // begins with an event or '#', RMM's CSV with "Thread,"): a header that begins so and then
   // goes wrong is MiniMalloc's, mistyped.
-  auto const cells = header_cells(line);
-  return cells.size() > 1 && column_named(trace::without_utf8_bom(cells[0])).has_value();
+  std::string_view const first = trace::without_utf8_bom(line);
+  std::size_t const comma = first.find(',');
+  return comma != std::string_view::npos && column_named(first.substr(0, comma)).has_value();
 }
 
 offline_input read_minimalloc_csv(std::string const& path)

@@ -129,7 +129,7 @@ std::unique_ptr<composition> make_composition_of(std::string name, param_set con
 template <class Index, class Fit, coalesce_mode Fixed>
 std::unique_ptr<composition> make_with_fixed_coalescing(std::string name, param_set const& p, backend_choice const& b)
 {
-  if (coalescing_from_params(p).mode == Fixed)
+  if (rule_from_params<coalescing>(p).mode == Fixed)
     return make_composition_of<Index, Fit, fixed_coalescing<Fixed>>(std::move(name), p, b);
   return make_composition_of<Index, Fit>(std::move(name), p, b);
 }

@@ -22,47 +22,16 @@ threshold_split split_from_params(param_set const& p)
   return s;
 }
 
-coalescing coalescing_from_params(param_set const& p) { return rule_from_params<coalescing>(p); }
-
-growth_rule growth_from_params(param_set const& p) { return rule_from_params<growth_rule>(p); }
-
-quantum_size_rule size_from_params(param_set const& p) { return rule_from_params<quantum_size_rule>(p); }
-
-stream_pool_rule pools_from_params(param_set const& p)
-{
-  stream_pool_rule const pools = rule_from_params<stream_pool_rule>(p);
-  pools.validate();
-  return pools;
-}
-
-param_set params_of(threshold_split const& s, coalesce_mode coalesce, growth_rule const& g, quantum_size_rule const& z,
-                    stream_pool_rule const& pools)
-{
-  return params_of_rule(s)
-      .merged_with(params_of_rule(coalescing{coalesce}))
-      .merged_with(params_of_rule(g))
-      .merged_with(params_of_rule(z))
-      .merged_with(params_of_rule(pools));
-}
-
-param_set params_of(bins_index_params const& ix) { return params_of_rule(ix); }
-
-param_set params_of(segregated_index_params const& ix) { return params_of_rule(ix); }
-
-bins_index_params bins_from_params(param_set const& p) { return rule_from_params<bins_index_params>(p); }
-
 // The fine bins take the bins' keys where given; unset, their base and count follow the size
 // rule (fit_index_to_size_rule).
 fine_bins_index_params fine_bins_from_params(param_set const& p)
 {
   fine_bins_index_params b;
-  bins_index_params const given = bins_from_params(p);
+  bins_index_params const given = rule_from_params<bins_index_params>(p);
   if (p.has("bin_base")) b.bin_base = given.bin_base;
   if (p.has("bin_count")) b.bin_count = given.bin_count;
   return b;
 }
-
-segregated_index_params seglist_from_params(param_set const& p) { return rule_from_params<segregated_index_params>(p); }
 
 void check_keys(std::string const& name, param_set const& p, std::span<std::string_view const> parts)
 {

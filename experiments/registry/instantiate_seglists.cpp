@@ -10,7 +10,7 @@ namespace {
 // its type too where it is asked for; any other mapping, the general one.
 std::unique_ptr<composition> make_seglist_good(std::string name, param_set const& p, backend_choice const& b)
 {
-  if (tlsf_list_mapping::matches(seglist_from_params(p)))
+  if (tlsf_list_mapping::matches(rule_from_params<segregated_index_params>(p)))
     return make_with_immediate_coalescing<tlsf_segregated_index, good_fit>(std::move(name), p, b);
   return make_composition_of<segregated_index, good_fit>(std::move(name), p, b);
 }

@@ -4,7 +4,6 @@
 // name.
 #include "experiments/params/param_set.hpp"
 #include "experiments/params/rule_parameters.hpp"
-#include "experiments/registry/config_from_params.hpp"
 #include "policies/coalesce_rules.hpp"
 #include "policies/growth_rules.hpp"
 #include "policies/indexes/bins_index.hpp"
@@ -112,7 +111,7 @@ TEST(RuleParameters, AWordNotTheRulesIsRefusedNamingTheWords)
   p.set("per_stream", "yes");  // a plain flag takes any of the flag words
   EXPECT_TRUE(rule_from_params<stream_pool_rule>(p).per_stream);
   p.set("size_class_pools", "true");
-  EXPECT_THROW((void)registry_detail::pools_from_params(p), std::invalid_argument);
+  EXPECT_THROW(rule_from_params<stream_pool_rule>(p).validate(), std::invalid_argument);
 }
 
 }  // namespace
