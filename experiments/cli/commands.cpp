@@ -211,26 +211,47 @@ int convert(std::vector<std::string> const& args)
   return 0;
 }
 
+namespace {
+
+// A TF log's allocator, verified: its counts, what its log cannot stand for, its first mismatches.
+void report_tf_verify(std::ostream& report, verified_file const& v, std::size_t i)
+{
+  verify_result const& r = v.results[i];
+  report << "addresses matched: " << r.addresses_matched << '/' << r.addresses_total << '\n';
+  report << "regions matched: " << r.segments_matched << '/' << r.segments_total << '\n';
+  if (r.ooms_total != 0) report << "failed allocations matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
+  report << "  (under tf_bfc, with the regions TF acquired: addresses, each allocation the log records; regions, each region "
+            "acquired or given back; failed allocations, each that TF could not serve, which the preset under the same limit "
+            "must fail too)\n";
+  if (!v.caveats[i].empty()) report << "  note: " << v.caveats[i] << '\n';
+  for (auto const& m : r.first_mismatches) report << "  " << mismatch_place(v, r, m) << ": " << m.what << '\n';
+}
+
+}  // namespace
+
 int verify(std::vector<std::string> const& args)
 {
   po::options_description desc(
-      "fraglab verify SNAPSHOT... [-p auto|pytorch_caching|pytorch_expandable]\n\n"
+      "fraglab verify RECORDING... [-p auto|pytorch_caching|pytorch_expandable|tf_bfc]\n\n"
       "  fraglab verify snap.pickle                 every address, segment and map PyTorch recorded, compared\n"
-      "  fraglab verify *.pickle --format json      one row per device: the counts and the first mismatch\n\n"
+      "  fraglab verify run.tflog.zst               every address and region TensorFlow's BFC allocator logged, compared\n"
+      "  fraglab verify *.pickle --format json      one row per allocator: the counts and the first mismatch\n\n"
       "Exit: 0 every decision matched; 1 one differs; 3 nothing was recorded to compare; 2 bad input.\n\n"
       "Options");
   desc.add_options()                                                                              //
-      ("snapshot", po::value<std::vector<std::string>>()->multitoken(), "PyTorch memory snapshots")  //
+      ("snapshot", po::value<std::vector<std::string>>()->multitoken(),
+       "PyTorch memory snapshots, TensorFlow BFC logs (fraglab record-tf)")  //
       ("policy,p", po::value<std::string>()->default_value("auto"),
-       "the preset to verify: auto, the one the snapshot's settings ask for (pytorch_expandable for "
-       "expandable_segments:True, else pytorch_caching)")  //
-      ("device", po::value<std::string>(), "N: the allocator of device cuda:N only (default: each device's)")  //
+       "the preset to verify: auto, the one the recording's allocator is (a snapshot's settings ask for pytorch_expandable "
+       "with expandable_segments:True, else pytorch_caching; a TF log is tf_bfc's)")  //
+      ("device", po::value<std::string>(), "N: the allocator of device cuda:N only (default: each device's); NAME: of a "
+                                           "TF log, that allocator only (default: each)")  //
       ("format", po::value<std::string>(), "csv, json, md or table: one row per device, the counts and the first "
                                            "mismatch (default: the report)");
   auto const parsed = parse_command(args, desc, "snapshot");
   if (!parsed) return 0;
   auto const& vm = *parsed;
-  if (!vm.count("snapshot")) throw std::invalid_argument("no snapshot given");
+  if (!vm.count("snapshot")) throw std::invalid_argument("no recording given");
   bool const as_rows = vm.count("format") != 0 || table_sink() != nullptr;  // fraglab.run takes the rows
   std::vector<std::vector<std::string>> rows;
   std::ostream& report = as_rows ? std::cerr : std::cout;  // the rows alone on standard output
@@ -238,9 +259,9 @@ int verify(std::vector<std::string> const& args)
   check_verify_policy(policy);
   auto const& paths = vm["snapshot"].as<std::vector<std::string>>();
   check_distinct_names(paths);
-  for (auto const& path : paths) check_is_snapshot(path);  // every file checked before any is replayed
+  for (auto const& path : paths) check_is_verifiable(path);  // every file checked before any is replayed
   bool mismatched = false, vacuous = false;
-  std::optional<int> const device = device_option(vm);
+  std::optional<trace::allocator_choice> const device = device_option(vm);
   for (auto const& path : paths) {
     verified_file const v = verify_file(path, policy, device);
     for (std::size_t i = 0; i < v.results.size(); ++i) {
@@ -252,6 +273,12 @@ int verify(std::vector<std::string> const& args)
         continue;
       }
       report << v.labels[i] << '\n';
+      if (v.tf_log) {
+        report_tf_verify(report, v, i);
+        mismatched = mismatched || !r.complete();
+        vacuous = vacuous || r.empty();
+        continue;
+      }
       if (r.empty()) {
         report << "nothing to verify: no alloc, segment_alloc or segment_free was recorded after the start state ("
                << r.restored_blocks << " live blocks in " << r.restored_segments << " segments, restored)\n";
@@ -267,7 +294,7 @@ int verify(std::vector<std::string> const& args)
              << (r.ooms_total != 0 ? "; out-of-memory errors: each `oom`, where the preset given what the device had free must fail too" : "")
              << ")\n";
       if (r.ooms_total != 0) report << "out-of-memory errors matched: " << r.ooms_matched << '/' << r.ooms_total << '\n';
-      for (auto const& m : r.first_mismatches) report << "  device_traces[" << r.device << "][" << m.event << "]: " << m.what << '\n';
+      for (auto const& m : r.first_mismatches) report << "  " << mismatch_place(v, r, m) << ": " << m.what << '\n';
       mismatched = mismatched || !r.complete();
     }
   }

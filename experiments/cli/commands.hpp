@@ -30,6 +30,7 @@ int report(std::vector<std::string> const& args);
 int view(std::vector<std::string> const& args);
 int merge(std::vector<std::string> const& args);
 int trace_program(std::vector<std::string> const& args);
+int record_tf(std::vector<std::string> const& args);
 int completion(std::vector<std::string> const& args);
 
 // Splits -p values: commas separate policies, except that KEY=VALUE pieces after a spec

@@ -27,8 +27,9 @@ commands:
   report TRACE... -p P[,P...] -o R.html      the comparison with its figures and provenance, in one file (or R.md)
   view TRACE -p P[,Q...] -o V.html           an interactive memory map of each policy, side by side, in one file
   trace [-o DIR] -- PROGRAM [ARGS]           run PROGRAM with the malloc tracer: one PROGRAM.PID.fbin per process
+  record-tf [-o FILE] -- PROGRAM [ARGS]      run a TensorFlow program with its BFC allocator's log: PROGRAM.tflog.zst
   gen KIND -o OUT [options]                  write a synthetic workload (KIND: phases, random, transformer, llm-serving)
-  verify SNAPSHOT...                         replay PyTorch snapshots and compare every decision
+  verify RECORDING...                        replay PyTorch snapshots or TF BFC logs and compare every decision
   dump TRACE -p POLICY [--at end|peak|N]     the allocator's state part-way: TF's memory log
                                              (bins, chunks, occupancy) or PyTorch's memory_stats
 
@@ -39,7 +40,7 @@ commands:
 namespace {
 
 constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "report", "view", "info",
-                                         "convert",  "trace",  "gen",    "verify", "dump",    "help", "completion"};
+                                         "convert",  "trace",  "record-tf", "gen",    "verify", "dump",    "help", "completion"};
 
 }  // namespace
 
@@ -61,6 +62,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "view") return view(args);
   if (command == "merge") return merge(args);
   if (command == "trace") return trace_program(args);
+  if (command == "record-tf") return record_tf(args);
   if (command == "completion") return completion(args);
   if (command == "help") {  // `fraglab help COMMAND` is `fraglab COMMAND --help`
     if (args.empty()) {

@@ -70,15 +70,16 @@ void add_trace_selection_options(po::options_description& desc)
 {
   desc.add_options()  //
       ("device", po::value<std::string>(), "N: of a PyTorch snapshot, the allocator of device cuda:N only (each device "
-                                           "has its own; without this, one row per device)")  //
+                                           "has its own; without this, one row per device); NAME: of a TensorFlow BFC log, "
+                                           "that allocator only (GPU_0_bfc, bfc_cpu_allocator_for_gpu)")  //
       ("ignore-releases", "leave out the trace's cache releases (empty_cache): the what-if of a program that never "
                           "empties its cache");
 }
 
-std::optional<int> device_option(po::variables_map const& vm)
+std::optional<trace::allocator_choice> device_option(po::variables_map const& vm)
 {
   if (!vm.count("device")) return std::nullopt;
-  return static_cast<int>(count_option("device", vm["device"].as<std::string>(), 0, std::numeric_limits<int>::max()));
+  return trace::allocator_choice::parse(vm["device"].as<std::string>());
 }
 
 void apply_trace_selection(po::variables_map const& vm, trace::trace& t)
@@ -114,7 +115,7 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm)
   check_distinct_names(paths);
   bool const keep_going = vm.count("keep-going") != 0;
   std::vector<trace::trace> traces;
-  std::optional<int> const device = device_option(vm);
+  std::optional<trace::allocator_choice> const device = device_option(vm);
   for (auto const& path : paths) {
     try {
       std::vector<trace::trace> read = trace::read_traces(path, device);

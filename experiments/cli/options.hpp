@@ -7,6 +7,7 @@
 #include "experiments/registry/composition.hpp"
 #include "experiments/replay/replay_result.hpp"
 #include "experiments/run/run_inputs.hpp"
+#include "experiments/trace/read_trace.hpp"
 #include "experiments/trace/trace.hpp"
 
 #include <boost/program_options.hpp>
@@ -47,7 +48,7 @@ std::vector<trace::trace> read_traces(po::variables_map const& vm);
 // --device N and --ignore-releases: which of a file's traces, and whether with their cache
 // releases (read_traces applies them; add_trace_and_policy_options adds them).
 void add_trace_selection_options(po::options_description& desc);
-std::optional<int> device_option(po::variables_map const& vm);
+std::optional<trace::allocator_choice> device_option(po::variables_map const& vm);
 void apply_trace_selection(po::variables_map const& vm, trace::trace& t);
 std::size_t skipped_traces() noexcept;
 std::vector<std::string> policy_specs(po::variables_map const& vm);

@@ -2,6 +2,7 @@
 // the trace files its processes wrote (one per process, named PROGRAM.PID.fbin).
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/preload_library.hpp"
 
 #include "experiments/trace/read_trace.hpp"
 
@@ -29,28 +30,12 @@ namespace fs = std::filesystem;
 
 constexpr char const* tracer_file = "libfraglab_tracer.so";
 
-// --tracer, then FRAGLAB_TRACER, then beside this executable: the build tree keeps the
-// library in tracer/ under fraglab's directory, an installation in ../lib[/ARCH].
 fs::path find_tracer(std::string const& given)
 {
-  if (!given.empty()) {
-    if (!fs::is_regular_file(given)) throw std::invalid_argument("--tracer: no such file: " + given);
-    return fs::absolute(given);
-  }
-  if (char const* env = std::getenv("FRAGLAB_TRACER"); env && *env) {
-    if (!fs::is_regular_file(env)) throw std::invalid_argument(std::string("FRAGLAB_TRACER names no file: ") + env);
-    return fs::absolute(env);
-  }
-  std::error_code ec;
-  fs::path const here = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  std::vector<fs::path> candidates{here / "tracer" / tracer_file, here / tracer_file, here.parent_path() / "lib" / tracer_file};
-  if (fs::is_directory(here.parent_path() / "lib", ec))
-    for (auto const& entry : fs::directory_iterator(here.parent_path() / "lib", ec))
-      candidates.push_back(entry.path() / tracer_file);
-  for (auto const& c : candidates)
-    if (fs::is_regular_file(c, ec)) return c;
-  throw std::invalid_argument(std::string("cannot find ") + tracer_file +
-                              " beside this fraglab (sanitizer builds leave it out); give --tracer PATH");
+  fs::path const found = find_preload_library(tracer_file, given, "FRAGLAB_TRACER", "--tracer");
+  if (found.empty())
+    throw std::invalid_argument(std::string("cannot find ") + tracer_file + " beside this fraglab (sanitizer builds leave it out); give --tracer PATH");
+  return found;
 }
 
 std::set<fs::path> trace_files_in(fs::path const& dir)
@@ -66,9 +51,7 @@ std::set<fs::path> trace_files_in(fs::path const& dir)
 {
   if (only.empty()) ::unsetenv("FRAGLAB_TRACE_ONLY");
   else ::setenv("FRAGLAB_TRACE_ONLY", only.c_str(), 1);
-  std::string preload = tracer.string();
-  if (char const* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
-  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  prepend_preload(tracer);
   ::setenv("FRAGLAB_TRACE_DIR", dir.c_str(), 1);
   std::vector<char*> argv;
   for (auto const& a : command) argv.push_back(const_cast<char*>(a.c_str()));

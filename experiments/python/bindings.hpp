@@ -3,6 +3,7 @@
 #pragma once
 
 #include "experiments/run/results_table.hpp"
+#include "experiments/trace/read_trace.hpp"
 #include "experiments/trace/trace.hpp"
 
 #include <pybind11/pybind11.h>
@@ -38,6 +39,9 @@ py::object data_frame(results_table const& table);
 // Whether `arg` names a file (a str or an os.PathLike), and its path as text.
 bool is_path(py::handle arg);
 std::string path_text(py::handle path);
+
+// `device=`: None, a PyTorch device's number, or a TF allocator's name (`--device`'s choice).
+std::optional<trace::allocator_choice> allocator_argument(py::handle device);
 
 // A dict of (name, column) in order: a DataFrame's or to_arrays' columns.
 py::dict columns_of(std::initializer_list<std::pair<char const*, py::object>> columns);

@@ -267,26 +267,28 @@ void bind_runs(py::module_& m)
 
   m.def(
       "verify",
-      [](py::handle snapshots, std::string const& policy, std::optional<int> device) {
+      [](py::handle snapshots, std::string const& policy, py::handle device) {
+        std::optional<trace::allocator_choice> const which = allocator_argument(device);
         std::vector<std::string> paths;
         if (is_path(snapshots)) paths.push_back(path_text(snapshots));
         else
           for (py::handle p : py::iter(snapshots)) paths.push_back(path_text(p));
         if (paths.empty()) throw std::invalid_argument("no snapshot given");
         check_verify_policy(policy);
-        for (auto const& path : paths) check_is_snapshot(path);
+        for (auto const& path : paths) check_is_verifiable(path);
         results_table table{verify_columns(), {}};
         py::gil_scoped_release unlocked;
         for (auto const& path : paths) {
-          verified_file const v = verify_file(path, policy, device);
+          verified_file const v = verify_file(path, policy, which);
           for (std::size_t i = 0; i < v.results.size(); ++i) table.rows.push_back(verify_row(v, i));
         }
         py::gil_scoped_acquire locked;
         return data_frame(table);
       },
       py::arg("snapshots"), py::arg("policy") = "auto", py::arg("device") = py::none(),
-      "Every decision PyTorch recorded in each snapshot, compared with the preset's (`fraglab verify --format csv`): "
-      "a row a device; verdict is matched, mismatched or nothing to verify.");
+      "Every decision PyTorch recorded in each snapshot, or TensorFlow's BFC allocator in each log, compared with the preset's "
+      "(`fraglab verify --format csv`): a row an allocator; verdict is matched, mismatched or nothing to verify. device: N "
+      "(a snapshot's device) or 'NAME' (a TF log's allocator).");
 
   m.def(
       "plan",

@@ -167,15 +167,27 @@ std::string path_text(py::handle path) { return py::str(py::module_::import("os"
 namespace {
 
 // Every trace of a file (a snapshot's devices, or `device`'s), read with the lock released.
-std::vector<trace_ptr> read_file(std::string const& path, std::optional<int> device)
+std::vector<trace_ptr> read_file(std::string const& path, std::optional<trace::allocator_choice> const& which)
 {
   py::gil_scoped_release unlocked;
   std::vector<trace_ptr> out;
-  for (trace::trace& t : trace::read_traces(path, device)) out.push_back(std::make_shared<trace::trace>(std::move(t)));
+  for (trace::trace& t : trace::read_traces(path, which)) out.push_back(std::make_shared<trace::trace>(std::move(t)));
   return out;
 }
 
 }  // namespace
+
+std::optional<trace::allocator_choice> allocator_argument(py::handle device)
+{
+  if (device.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(device)) return trace::allocator_choice::parse(device.cast<std::string>());
+  if (py::isinstance<py::int_>(device) && !py::isinstance<py::bool_>(device)) {
+    long long const d = device.cast<long long>();
+    if (d < 0 || d > std::numeric_limits<int>::max()) throw std::invalid_argument("device: expected a device number, got " + std::to_string(d));
+    return trace::allocator_choice(static_cast<int>(d));
+  }
+  throw std::invalid_argument("device: expected a device number or a TF allocator's name, got " + std::string(py::str(py::type::of(device).attr("__name__"))));
+}
 
 bool is_path(py::handle arg) { return py::isinstance<py::str>(arg) || py::hasattr(arg, "__fspath__"); }
 
@@ -246,6 +258,7 @@ void bind_traces(py::module_& m)
       .def_property_readonly("releases", [](trace::trace const& t) { return t.releases; })
       .def_property_readonly("recorded_failures", [](trace::trace const& t) { return t.recorded_failures; })
       .def_property_readonly("device", [](trace::trace const& t) { return t.device; })
+      .def_property_readonly("allocator", [](trace::trace const& t) { return t.allocator; })
       .def_property_readonly("format", [](trace::trace const& t) { return t.source_format.empty() ? std::string("native text") : t.source_format; })
       .def_property_readonly("recorded_settings", [](trace::trace const& t) { return t.recorded_settings; })
       .def("__len__", &trace::trace::event_count)
@@ -256,22 +269,25 @@ void bind_traces(py::module_& m)
 
   m.def(
       "read_traces",
-      [](py::handle path, std::optional<int> device) { return read_file(path_text(path), device); },
+      [](py::handle path, py::handle device) { return read_file(path_text(path), allocator_argument(device)); },
       py::arg("path"), py::arg("device") = py::none(),
       "Every trace in a file of any format the command line reads: one for most, one a device for a PyTorch snapshot "
-      "(device=N: that device's only). Raises fraglab.InputError naming the file and place of what is wrong.");
+      "(device=N: that device's only), one an allocator for a TensorFlow BFC log (device='GPU_0_bfc': that one's only). "
+      "Raises fraglab.InputError naming the file and place of what is wrong.");
   m.def(
       "read_trace",
-      [](py::handle path, std::optional<int> device) {
+      [](py::handle path, py::handle device) {
         std::string const p = path_text(path);
-        std::vector<trace_ptr> read = read_file(p, device);
+        std::vector<trace_ptr> read = read_file(p, allocator_argument(device));
         if (read.size() != 1)
           throw std::invalid_argument(p + ": holds " + std::to_string(read.size()) +
-                                      " traces (a snapshot's devices): give device=N, or use fraglab.read_traces");
+                                      " traces (a snapshot's devices, a TF log's allocators): give device=N or device='NAME', or use "
+                                      "fraglab.read_traces");
         return read.front();
       },
       py::arg("path"), py::arg("device") = py::none(),
-      "The trace in a file of any format the command line reads (device=N: one device of a PyTorch snapshot). "
+      "The trace in a file of any format the command line reads (device=N: one device of a PyTorch snapshot; "
+      "device='NAME': one allocator of a TensorFlow BFC log). "
       "Raises fraglab.InputError naming the file and place of what is wrong.");
 }
 

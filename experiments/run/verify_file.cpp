@@ -1,34 +1,70 @@
 #include "experiments/run/verify_file.hpp"
 
+#include "experiments/replay/verify_tf_bfc.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
+#include "experiments/trace/tf_bfc_log.hpp"
 
 #include <stdexcept>
 
 namespace fraglab {
 
-void check_is_snapshot(std::string const& path)
+void check_is_verifiable(std::string const& path)
 {
   // Another format read as a pickle would fail on a length its bytes happen to spell.
-  if (trace::trace_format const f = trace::detect_format(path); f != trace::trace_format::pytorch_snapshot)
+  if (trace::trace_format const f = trace::detect_format(path);
+      f != trace::trace_format::pytorch_snapshot && f != trace::trace_format::tf_bfc_log)
     throw input_error(path + ": " + std::string(trace::to_string(f)) +
-                      ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled)");
+                      ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled) nor a TensorFlow BFC log "
+                      "(fraglab record-tf): verify compares a real allocator's recorded decisions");
 }
 
 void check_verify_policy(std::string const& policy)
 {
-  if (policy != "auto" && policy != "pytorch_caching" && policy != "pytorch_expandable")
-    throw std::invalid_argument("-p: only pytorch_caching and pytorch_expandable can be verified against PyTorch snapshots, got '" +
+  if (policy != "auto" && policy != "pytorch_caching" && policy != "pytorch_expandable" && policy != "tf_bfc")
+    throw std::invalid_argument("-p: only pytorch_caching and pytorch_expandable (against PyTorch snapshots) and tf_bfc (against "
+                                "TensorFlow BFC logs) can be verified, got '" +
                                 policy + "'");
 }
 
-verified_file verify_file(std::string const& path, std::string const& policy, std::optional<int> device)
+namespace {
+
+verified_file verify_tf_log(std::string const& path, std::string const& policy, std::optional<trace::allocator_choice> const& which)
+{
+  if (policy != "auto" && policy != "tf_bfc")
+    throw std::invalid_argument(path + ": a TensorFlow BFC log, which is tf_bfc's, not " + policy + "'s");
+  trace::tf_bfc_log log = trace::read_tf_bfc_log(path);
+  verified_file v{path, "tf_bfc", false, true, {}, {}, {}};
+  if (which) {
+    if (which->device) throw std::invalid_argument("--device: a TensorFlow log's allocators are chosen by name, got " + which->text());
+    std::string names;
+    for (auto const& a : log.allocators) names += (names.empty() ? "" : ", ") + a.name;
+    std::erase_if(log.allocators, [&](trace::tf_allocator_log const& a) { return a.name != which->name; });
+    if (log.allocators.empty()) throw input_error(path + ": no allocator " + which->name + " in it (it holds " + names + ")");
+  }
+  for (auto const& a : log.allocators) {
+    std::string const label = log.allocators.size() == 1 && !which ? log.name : log.name + "@" + a.name;
+    if (a.starts_mid_run()) throw input_error(label + ": " + trace::tf_log_caveats(log, a));
+    v.results.push_back(verify_tf_allocator(a, settings_for_verify(log, a)));
+    v.labels.push_back(label);
+    v.caveats.push_back(trace::tf_log_caveats(log, a));
+  }
+  return v;
+}
+
+}  // namespace
+
+verified_file verify_file(std::string const& path, std::string const& policy, std::optional<trace::allocator_choice> which)
 {
   check_verify_policy(policy);
-  check_is_snapshot(path);
+  check_is_verifiable(path);
+  if (trace::detect_format(path) == trace::trace_format::tf_bfc_log) return verify_tf_log(path, policy, which);
+  if (policy == "tf_bfc") throw std::invalid_argument(path + ": a PyTorch memory snapshot, which tf_bfc did not record");
+  if (which && !which->device) throw std::invalid_argument("--device: a PyTorch snapshot's allocators are devices (N or cuda:N), got " + which->name);
+  std::optional<int> const device = which ? which->device : std::nullopt;
   trace::pytorch_snapshot s = trace::read_pytorch_snapshot(path);
   presets::pytorch::settings const settings = settings_for_verify(s);
-  verified_file v{path, s.settings.expandable_segments ? "pytorch_expandable" : "pytorch_caching", settings.expandable_segments, {}, {}};
+  verified_file v{path, s.settings.expandable_segments ? "pytorch_expandable" : "pytorch_caching", settings.expandable_segments, false, {}, {}, {}};
   if (policy != "auto" && policy != v.preset)
     throw std::invalid_argument(path + ": recorded with expandable_segments=" + (s.settings.expandable_segments ? "True" : "False") +
                                 ", which is " + v.preset + ", not " + policy);
@@ -43,7 +79,14 @@ verified_file verify_file(std::string const& path, std::string const& policy, st
     throw input_error(path + ": " + e.what());
   }
   for (verify_result const& r : v.results) v.labels.push_back(trace::device_label(s, r.device));
+  v.caveats.resize(v.results.size());
   return v;
+}
+
+std::string mismatch_place(verified_file const& v, verify_result const& r, verify_mismatch const& m)
+{
+  if (v.tf_log) return "line " + std::to_string(m.event);
+  return "device_traces[" + std::to_string(r.device) + "][" + std::to_string(m.event) + "]";
 }
 
 std::vector<std::string> verify_columns()
@@ -70,8 +113,7 @@ std::vector<std::string> verify_row(verified_file const& v, std::size_t i)
           n(r.restored_segments),
           r.empty() ? "nothing to verify" : r.complete() ? "matched" : "mismatched",
           r.first_mismatches.empty() ? ""
-                                     : "device_traces[" + n(static_cast<std::uint64_t>(r.device)) + "][" + n(r.first_mismatches.front().event) +
-                                           "]: " + r.first_mismatches.front().what};
+                                     : mismatch_place(v, r, r.first_mismatches.front()) + ": " + r.first_mismatches.front().what};
 }
 
 }  // namespace fraglab

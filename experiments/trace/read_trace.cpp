@@ -5,14 +5,20 @@
 #include "experiments/trace/native_binary.hpp"
 #include "experiments/trace/native_text.hpp"
 #include "experiments/trace/rmm_csv.hpp"
+#include "experiments/trace/tf_bfc_log.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <stdexcept>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <unordered_map>
 
 namespace fraglab::trace {
+
+// How far into a file detection looks for TF's BFC lines.
+constexpr std::size_t tf_log_detection_window = std::size_t{1} << 20;
 
 std::string_view to_string(trace_format f) noexcept
 {
@@ -21,6 +27,7 @@ std::string_view to_string(trace_format f) noexcept
     case trace_format::native_binary: return "native binary";
     case trace_format::rmm_csv: return "RMM logging CSV";
     case trace_format::pytorch_snapshot: return "PyTorch memory snapshot";
+    case trace_format::tf_bfc_log: return "TensorFlow BFC log";
   }
   return "?";
 }
@@ -39,6 +46,15 @@ trace_format detect_format(std::string const& path)
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;
   if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
+  // TF's log starts with whatever the program and TF printed before the allocator's first
+  // line: look further than the other formats' headers.
+  {
+    std::ifstream again = open_input(path, "a trace file", std::ios::binary);
+    std::string text(tf_log_detection_window, '\0');
+    again.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(again.gcount()));
+    if (looks_like_tf_bfc_log(text)) return trace_format::tf_bfc_log;
+  }
   // Both text formats are lines of printable characters; a control byte other than white
   // space means a file of some other binary format, which the text reader would quote.
   for (char const c : h)
@@ -260,32 +276,59 @@ std::vector<trace> read_any_format(std::string const& path)
       traces.push_back(read_rmm_csv(in, path));
       break;
     }
+    case trace_format::tf_bfc_log: {
+      tf_bfc_log const log = read_tf_bfc_log(path);
+      traces = tf_log_traces(log);
+      break;
+    }
     case trace_format::native_text: traces.push_back(read_native_text_file(path)); break;
   }
   for (trace& t : traces) t.source_format = to_string(format);
   return traces;
 }
 
-std::string device_names(std::vector<trace> const& traces)
+std::string allocator_names(std::vector<trace> const& traces)
 {
   std::string names;
-  for (auto const& t : traces) names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(t.device);
+  for (auto const& t : traces) names += (names.empty() ? "" : ", ") + (t.allocator.empty() ? "cuda:" + std::to_string(t.device) : t.allocator);
   return names;
 }
 
 }  // namespace
 
-std::vector<trace> read_traces(std::string const& path, std::optional<int> device)
+allocator_choice allocator_choice::parse(std::string_view text)
+{
+  if (text.empty()) throw std::invalid_argument("--device: expected N, cuda:N or a TF allocator's name, got nothing");
+  std::string_view digits = text.starts_with("cuda:") ? text.substr(5) : text;
+  int d = 0;
+  if (auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+      ec == std::errc{} && end == digits.data() + digits.size() && d >= 0)
+    return allocator_choice(d);
+  if (text.starts_with("cuda:")) throw std::invalid_argument("--device: expected cuda:N with N a device number, got '" + std::string(text) + "'");
+  allocator_choice c;
+  c.name = std::string(text);
+  return c;
+}
+
+bool allocator_choice::matches(trace const& t) const noexcept
+{
+  if (!t.allocator.empty()) return t.allocator == name;
+  return device && t.device == *device;
+}
+
+std::string allocator_choice::text() const { return device ? "cuda:" + std::to_string(*device) : name; }
+
+std::vector<trace> read_traces(std::string const& path, std::optional<allocator_choice> which)
 {
   std::vector<trace> traces = read_any_format(path);
-  if (device) {
+  if (which) {
     std::vector<trace> all = std::move(traces);
     traces.clear();
     for (auto& t : all)
-      if (t.device == *device) traces.push_back(std::move(t));
+      if (which->matches(t)) traces.push_back(std::move(t));
     if (traces.empty())
-      throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it" +
-                        (all.empty() ? std::string() : " (it holds " + device_names(all) + ")"));
+      throw input_error(path + ": no " + (which->device ? "device " : "allocator ") + which->text() + " in it" +
+                        (all.empty() ? std::string() : " (it holds " + allocator_names(all) + ")"));
   }
   // As with an empty file: a header alone, or comments alone, is a capture that recorded
   // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
@@ -294,12 +337,12 @@ std::vector<trace> read_traces(std::string const& path, std::optional<int> devic
   return traces;
 }
 
-trace read_trace(std::string const& path, std::optional<int> device)
+trace read_trace(std::string const& path, std::optional<allocator_choice> which)
 {
-  std::vector<trace> traces = read_traces(path, device);
+  std::vector<trace> traces = read_traces(path, which);
   if (traces.size() > 1)
-    throw input_error(path + ": holds the allocators of " + std::to_string(traces.size()) + " devices (" + device_names(traces) +
-                      "): choose one with --device N");
+    throw input_error(path + ": holds " + std::to_string(traces.size()) + " allocators (" + allocator_names(traces) +
+                      "): choose one with --device " + (traces.front().allocator.empty() ? "N" : "NAME"));
   return std::move(traces.front());
 }
 

@@ -60,6 +60,7 @@ struct trace {
   std::size_t releases = 0;           // op::release events
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
   int device = 0;                     // the device a snapshot's trace was recorded on
+  std::string allocator;              // the TF allocator a BFC log's trace was recorded from (GPU_0_bfc, ...)
   std::vector<start_segment> start_segments;  // empty but for a snapshot's trace
   std::uint64_t start_events = 0;             // the first events, which allocate start_segments' blocks
   // A snapshot's segments at the addresses the allocator got them at, in the order it got

@@ -26,9 +26,10 @@ std::unique_ptr<trace_writer> make_trace_writer(std::ostream& out, trace_format 
     case trace_format::native_text: return native_text_writer(out, comment);
     case trace_format::native_binary: return native_binary_writer(out);
     case trace_format::rmm_csv: return rmm_csv_writer(out);
-    case trace_format::pytorch_snapshot: break;
+    case trace_format::pytorch_snapshot: throw std::invalid_argument("PyTorch snapshots can be read, not written");
+    case trace_format::tf_bfc_log: break;
   }
-  throw std::invalid_argument("PyTorch snapshots can be read, not written");
+  throw std::invalid_argument("TensorFlow BFC logs can be read, not written");
 }
 
 namespace {

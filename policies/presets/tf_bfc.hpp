@@ -1,6 +1,7 @@
 // TensorFlow's BFC allocator ("best-fit with coalescing"): tsl/framework/bfc_allocator.{h,cc}
-// as in TensorFlow 2.12-2.17 (and xla/tsl/framework/bfc_allocator since), expressed as
-// fraglab parts.
+// as in TensorFlow 2.12-2.17 and xla/tsl/framework/bfc_allocator.{h,cc} since, expressed as
+// fraglab parts. Verified address for address against TensorFlow 2.21.0's own log of its CPU
+// BFC allocator (docs/tensorflow.md; tests/tensorflow).
 //
 // Rules reproduced:
 // - rounding: requests round up to a multiple of 256 bytes (minimum 256); 0 bytes -> null.
@@ -20,8 +21,9 @@
 // - memory limit: bytes, or per_process_gpu_memory_fraction x the device (--capacity).
 //
 // Left out: the timestamped (deferred, stream-safe) coalescing option; the sub-allocator's
-// SupportsCoalescing merging of adjacent regions (TF's GPU sub-allocator does not);
-// fragmentation_fraction as a split threshold.
+// SupportsCoalescing merging of adjacent regions (neither TF's GPU nor its CPU sub-allocator
+// merges); fragmentation_fraction as a split threshold; the alignment argument, which TF's BFC
+// ignores (every chunk is a multiple of 256 B from its region's start).
 //
 // TF's stats (under TF's names), bin debug info, occupancy rendering and memory log:
 // tf_memory_dump.hpp, for this or any other policy.

@@ -499,4 +499,17 @@ expect "gpu_speed_table.py refuses two snapshots of one name, which would share 
   '[[ $? -ne 0 ]] && grep -q "are both the trace tiny-snapshot: rename one" "$work/gpuspeed.err" &&
    [[ ! -e $work/gpuspeed-twin ]]'
 
+# Real TensorFlow: the eight programs and four random sequences recorded, verified and replayed.
+if "$root/.venv/bin/python" -c 'import tensorflow' 2>/dev/null; then
+  $py "$root/experiments/results/tensorflow_programs.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+    --work-dir "$work/tf" --jobs 2 2> "$work/tf.err"
+  expect "tensorflow_programs.py runs, every program and sequence verified exactly" '[[ $? -eq 0 ]] || { cat "$work/tf.err"; false; }'
+  expect "tensorflow.csv has provenance, TF's version and the table's columns" \
+    'provenance_ok "$work/out/tensorflow.csv" "program,allocator,policy,events,addresses_matched,addresses_total,regions_matched,regions_total" && grep -q "^# TensorFlow: 2\." "$work/out/tensorflow.csv"'
+  expect "tensorflow.md: 8 programs, every preset and the offline best each" \
+    '[[ $(grep -c "^## .*: every preset and the offline best" "$work/out/tensorflow.md") -eq 8 && $(grep -c "^| offline best |" "$work/out/tensorflow.md") -eq 8 ]]'
+else
+  echo "SKIP: tensorflow_programs.py needs TensorFlow in .venv (bash .ci/install-deps tests)"
+fi
+
 report scripts

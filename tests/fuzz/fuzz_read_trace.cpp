@@ -1,5 +1,5 @@
 // Any bytes through format detection and whichever reader it picks (native text, native
-// binary, RMM CSV, PyTorch snapshot), then one full pass over the events.
+// binary, RMM CSV, PyTorch snapshot, TensorFlow BFC log), then one full pass over the events.
 #include "experiments/trace/read_trace.hpp"
 #include "fuzz_input.hpp"
 

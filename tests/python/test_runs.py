@@ -146,8 +146,35 @@ def test_refusals_are_the_command_lines(generated, call, message):
 def test_verify_refuses_what_is_not_a_snapshot(generated):
     with pytest.raises(fraglab.InputError, match="not a PyTorch memory snapshot"):
         fraglab.verify(generated[0])
-    with pytest.raises(ValueError, match="only pytorch_caching and pytorch_expandable can be verified"):
-        fraglab.verify(generated[0], policy="tf_bfc")
+    with pytest.raises(ValueError, match=r"only pytorch_caching and pytorch_expandable \(against PyTorch snapshots\) and tf_bfc"):
+        fraglab.verify(generated[0], policy="tlsf")
+
+
+def tf_line(thread, message):
+    return f"I0000 00:00:1796613341.070621    {thread} bfc_allocator.cc:328] {message}\n"
+
+
+def test_a_tensorflow_log_is_read_by_allocator_and_verified(tmp_path):
+    # Two allocators; in the CPU one, a 1000 B request takes the region's first 1024 B and a
+    # second request the next: TF's decisions, which tf_bfc makes too.
+    log = tmp_path / "run.log"
+    cpu, gpu = "bfc_cpu_allocator_for_gpu", "GPU_0_bfc"
+    text = tf_line(1, f"Extending allocation by 2.00MiB bytes for {cpu}.") + tf_line(1, "Allocated memory at 0x1000040 to 0x1200040")
+    text += tf_line(2, f"Extending allocation by 1000.00MiB bytes for {gpu}.") + tf_line(2, "Allocated memory at 0x7e0000000000 to 0x7e003e800000")
+    for thread, name, size, ptr in [(1, cpu, 1000, 0x1000040), (2, gpu, 512, 0x7e0000000000), (1, cpu, 300, 0x1000440)]:
+        text += tf_line(thread, f"Returning: {ptr:#x}") + tf_line(thread, f"[mem-debug] AllocateRaw,{name},{size},{ptr:#x},")
+    log.write_text(text)
+    traces = fraglab.read_traces(log)
+    assert [t.allocator for t in traces] == [cpu, gpu]
+    assert [t.name for t in traces] == [f"run.log@{cpu}", f"run.log@{gpu}"]
+    assert fraglab.read_trace(log, device=gpu).allocs == 1
+    with pytest.raises(ValueError, match="a TF log.s allocators.: give device=N or device=.NAME."):
+        fraglab.read_trace(log)
+    table = fraglab.verify(log, device=cpu)
+    assert list(table["verdict"]) == ["matched"]
+    assert list(table["addresses_matched"]) == [2]
+    with pytest.raises(fraglab.InputError, match="no allocator GPU_1_bfc in it"):
+        fraglab.verify(log, device="GPU_1_bfc")
 
 
 def test_policies_and_their_parameters():

@@ -1,0 +1,20 @@
+// The libraries fraglab preloads into a program it runs (the malloc tracer, TF's stack
+// capture): found where the build or an installation puts them, and put first in LD_PRELOAD.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace fraglab::cli {
+
+// `given` (an option's value), then the environment variable `env`, then beside this
+// executable: the build tree keeps a library in tracer/ under fraglab's directory, an
+// installation in ../lib[/ARCH]. Throws std::invalid_argument naming `option` where a given
+// path names no file; returns an empty path where none is found.
+std::filesystem::path find_preload_library(std::string_view file, std::string const& given, char const* env, std::string_view option);
+
+// Puts `library` in front of the LD_PRELOAD this process passes on (in a child before exec).
+void prepend_preload(std::filesystem::path const& library);
+
+}  // namespace fraglab::cli
