@@ -13,7 +13,10 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <charconv>
+#include <limits>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,15 +30,32 @@ struct option_spec {
   char const* help;
 };
 
+// The most events gen writes without --unbounded: about 8 GB as text, 4 GB as binary, and
+// minutes to write. Past it a workload's counts are almost surely a slip.
+constexpr std::uint64_t default_event_limit = 500'000'000;
+
 class option_values {
  public:
-  explicit option_values(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  option_values(std::map<std::string, std::string> values, bool unbounded) : values_(std::move(values)), unbounded_(unbounded) {}
 
   std::string const& text(std::string const& name) const { return values_.at(name); }
 
-  std::uint64_t integer(std::string const& name, std::uint64_t min = 0) const
+  // A number the workload's shape takes, within [min, max] always.
+  std::uint64_t integer(std::string const& name, std::uint64_t min, std::uint64_t max) const
   {
-    return count_option(name, text(name), min);
+    return count_option(name, text(name), min, max);
+  }
+
+  // A count that only costs time and space: at most `max` unless --unbounded.
+  std::uint64_t count(std::string const& name, std::uint64_t min, std::uint64_t max) const
+  {
+    if (unbounded_) return count_option(name, text(name), min, std::numeric_limits<std::uint64_t>::max());
+    std::uint64_t v = 0;
+    auto const [end, ec] = std::from_chars(text(name).data(), text(name).data() + text(name).size(), v);
+    if ((ec == std::errc{} && end == text(name).data() + text(name).size() && v > max) || ec == std::errc::result_out_of_range)
+      throw std::invalid_argument("--" + name + ": at most " + std::to_string(max) + " without --unbounded (a trace that size takes hours and "
+                                  "gigabytes), got " + text(name));
+    return count_option(name, text(name), min, max);
   }
 
   template <class Enum>
@@ -58,6 +78,28 @@ class option_values {
 
  private:
   std::map<std::string, std::string> values_;
+  bool unbounded_;
+};
+
+// Refuses, part-way, a workload that passes its event limit: its output is discarded whole
+// (write_trace writes a temporary), and the message says what to change.
+class bounded_writer final : public trace::trace_writer {
+ public:
+  bounded_writer(trace::trace_writer& out, std::uint64_t limit) : out_(out), limit_(limit) {}
+  void write(std::span<trace::event const> events) override
+  {
+    written_ += events.size();
+    if (written_ > limit_)
+      throw std::invalid_argument("the workload passes " + std::to_string(limit_) +
+                                  " events: lower its counts, or give --unbounded to write it whole");
+    out_.write(events);
+  }
+  void finish(trace::trace const& summary) override { out_.finish(summary); }
+
+ private:
+  trace::trace_writer& out_;
+  std::uint64_t limit_;
+  std::uint64_t written_ = 0;
 };
 
 struct workload_kind {
@@ -69,38 +111,37 @@ struct workload_kind {
 
 trace::trace phases(option_values const& o, trace::trace_writer* out)
 {
-  return gen::generate_phases({o.integer("seed"), o.integer("phases", 1), o.integer("objects", 1)}, out);
+  return gen::generate_phases({o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max()), o.count("phases", 1, 1'000'000), o.count("objects", 1, 100'000'000)}, out);
 }
 
 trace::trace random_sizes(option_values const& o, trace::trace_writer* out)
 {
   gen::random_params p;
-  p.seed = o.integer("seed");
-  p.allocations = o.integer("allocations", 1);
-  p.mean_lifetime = o.integer("mean-lifetime", 1);
-  p.min_size_log2 = static_cast<unsigned>(o.integer("min-size-log2"));
-  p.max_size_log2 = static_cast<unsigned>(o.integer("max-size-log2"));
-  if (p.min_size_log2 >= p.max_size_log2 || p.max_size_log2 > 40)
-    throw std::invalid_argument("--min-size-log2 must be below --max-size-log2, which is at most 40");
+  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
+  p.allocations = o.count("allocations", 1, 200'000'000);
+  p.mean_lifetime = o.integer("mean-lifetime", 1, std::uint64_t{1} << 40);
+  p.min_size_log2 = static_cast<unsigned>(o.integer("min-size-log2", 0, 39));
+  p.max_size_log2 = static_cast<unsigned>(o.integer("max-size-log2", 1, 40));
+  if (p.min_size_log2 >= p.max_size_log2) throw std::invalid_argument("--min-size-log2 must be below --max-size-log2");
   return gen::generate_random(p, out);
 }
 
 trace::trace transformer(option_values const& o, trace::trace_writer* out)
 {
   gen::transformer_training_params p;
-  p.seed = o.integer("seed");
-  p.layers = o.integer("layers", 1);
-  p.hidden = o.integer("hidden", 1);
-  p.heads = o.integer("heads", 1);
-  p.ffn_multiplier = o.integer("ffn-multiplier", 1);
-  p.vocab = o.integer("vocab", 1);
-  p.batch = o.integer("batch", 1);
-  p.seq_len = o.integer("seq-len", 1);
+  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
+  p.layers = o.count("layers", 1, 1024);
+  p.hidden = o.integer("hidden", 1, std::uint64_t{1} << 20);
+  p.heads = o.integer("heads", 1, 4096);
+  p.ffn_multiplier = o.integer("ffn-multiplier", 1, 64);
+  p.vocab = o.integer("vocab", 1, std::uint64_t{1} << 24);
+  p.batch = o.count("batch", 1, 1 << 16);
+  p.seq_len = o.count("seq-len", 1, std::uint64_t{1} << 22);
   p.seq_dist = o.choice<gen::sequence_length_distribution>(
       "seq-dist", {{"fixed", gen::sequence_length_distribution::fixed},
                    {"uniform", gen::sequence_length_distribution::uniform},
                    {"long-tail", gen::sequence_length_distribution::long_tail}});
-  p.seq_len_max = o.text("seq-len-max") == "same" ? p.seq_len : o.integer("seq-len-max", 1);
+  p.seq_len_max = o.text("seq-len-max") == "same" ? p.seq_len : o.count("seq-len-max", 1, std::uint64_t{1} << 22);
   if (p.seq_len_max < p.seq_len) throw std::invalid_argument("--seq-len-max must be at least --seq-len");
   if (p.seq_dist != gen::sequence_length_distribution::fixed && p.seq_len_max == p.seq_len)
     throw std::invalid_argument("--seq-dist " + o.text("seq-dist") + " needs --seq-len-max above --seq-len");
@@ -112,31 +153,31 @@ trace::trace transformer(option_values const& o, trace::trace_writer* out)
   p.optimizer = o.choice<gen::optimizer_kind>(
       "optimizer", {{"adam", gen::optimizer_kind::adam}, {"momentum", gen::optimizer_kind::momentum},
                     {"sgd", gen::optimizer_kind::sgd}});
-  p.iterations = o.integer("iterations", 1);
+  p.iterations = o.count("iterations", 1, 100'000);
   return gen::generate_transformer_training(p, out);
 }
 
 trace::trace llm_serving(option_values const& o, trace::trace_writer* out)
 {
   gen::llm_serving_params p;
-  p.seed = o.integer("seed");
-  p.layers = o.integer("layers", 1);
-  p.hidden = o.integer("hidden", 1);
-  p.heads = o.integer("heads", 1);
-  p.kv_heads = o.integer("kv-heads", 1);
-  p.ffn = o.integer("ffn", 1);
-  p.vocab = o.integer("vocab", 1);
+  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
+  p.layers = o.count("layers", 1, 1024);
+  p.hidden = o.integer("hidden", 1, std::uint64_t{1} << 20);
+  p.heads = o.integer("heads", 1, 4096);
+  p.kv_heads = o.integer("kv-heads", 1, 4096);
+  p.ffn = o.integer("ffn", 1, std::uint64_t{1} << 22);
+  p.vocab = o.integer("vocab", 1, std::uint64_t{1} << 24);
   p.dtype_bytes = o.dtype_bytes("dtype");
   p.layout = o.choice<gen::kv_cache_layout>("kv-layout", {{"contiguous", gen::kv_cache_layout::contiguous},
                                                           {"paged", gen::kv_cache_layout::paged}});
-  p.block_tokens = o.integer("block-tokens", 1);
-  p.requests = o.integer("requests", 1);
-  p.max_batch = o.integer("max-batch", 1);
-  p.arrival_percent = static_cast<unsigned>(o.integer("arrival-percent", 1));
-  p.prompt_min = o.integer("prompt-min", 1);
-  p.prompt_max = o.integer("prompt-max", 1);
-  p.output_min = o.integer("output-min", 1);
-  p.output_max = o.integer("output-max", 1);
+  p.block_tokens = o.integer("block-tokens", 1, std::uint64_t{1} << 20);
+  p.requests = o.count("requests", 1, 10'000'000);
+  p.max_batch = o.count("max-batch", 1, 1 << 16);
+  p.arrival_percent = static_cast<unsigned>(o.integer("arrival-percent", 1, 99));
+  p.prompt_min = o.count("prompt-min", 1, std::uint64_t{1} << 22);
+  p.prompt_max = o.count("prompt-max", 1, std::uint64_t{1} << 22);
+  p.output_min = o.count("output-min", 1, std::uint64_t{1} << 22);
+  p.output_max = o.count("output-max", 1, std::uint64_t{1} << 22);
   return gen::generate_llm_serving(p, out);
 }
 
@@ -229,7 +270,9 @@ int gen(std::vector<std::string> const& args)
       ("output,o", po::value<std::string>(), "trace file to write (format from --to, else the extension: "
                                              ".fbin native binary, .csv RMM CSV, otherwise native text)")  //
       ("to", po::value<std::string>()->default_value(""), "text, binary or rmm-csv")                        //
-      ("seed", po::value<std::string>()->default_value("1"), "random seed");
+      ("seed", po::value<std::string>()->default_value("1"), "random seed")                                 //
+      ("unbounded", "write a workload of any size: without it, counts that take hours and gigabytes (more than "
+                    "500,000,000 events) are refused");
   for (auto const& k : workload_kinds()) {
     if (kind && kind != &k) continue;
     po::options_description group(std::string(k.name) + ": " + k.summary);
@@ -249,11 +292,15 @@ int gen(std::vector<std::string> const& args)
     values[o.name] = vm[o.name].as<std::string>();
     command += std::string(" --") + o.name + ' ' + values[o.name];
   }
-  option_values const options(std::move(values));
+  option_values const options(std::move(values), vm.count("unbounded") != 0);
   std::string const path = vm["output"].as<std::string>();
   trace::trace summary;  // the events go to the file as they are made
   trace::write_trace(path, trace::output_trace_format(path, vm["to"].as<std::string>()), command,
-                     [&](trace::trace_writer& out) { return summary = kind->generate(options, &out); });
+                     [&](trace::trace_writer& out) {
+                       if (vm.count("unbounded")) return summary = kind->generate(options, &out);
+                       bounded_writer bounded(out, default_event_limit);
+                       return summary = kind->generate(options, &bounded);
+                     });
   std::cerr << "wrote " << summary.allocs + summary.frees << " events (" << summary.allocs << " allocations) to " << path
             << '\n';
   return 0;

@@ -7,6 +7,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include <algorithm>
+#include <new>
 #include <cstring>
 #include <string_view>
 #include <iostream>
@@ -47,6 +48,12 @@ int main(int argc, char** argv)
   } catch (boost::program_options::error const& e) {
     std::cerr << "fraglab " << command << ": " << e.what() << '\n';
     return 2;
+  } catch (std::bad_alloc const&) {
+    // What the options asked for did not fit in memory: say so, with what to change, rather
+    // than the bare std::bad_alloc.
+    std::cerr << "fraglab " << command << ": out of memory: what the options ask for (the trace's size, --states, a "
+              << "generator's counts) does not fit in this machine's memory; ask for less\n";
+    return 1;
   } catch (std::exception const& e) {
     std::cerr << "fraglab " << command << ": " << e.what() << '\n';
     return 1;

@@ -271,10 +271,11 @@ void read_timing_options(po::variables_map const& vm, replay_options& o)
 void check_output_options(po::variables_map const& vm, std::initializer_list<char const*> names)
 {
   (void)chosen_output_format(vm);  // a --format that contradicts -o is refused before any work
-  // The inputs are every trace or part the command reads: `replay T -o T` would replace the
-  // trace with its own results.
+  // The inputs are every file the command reads, under whichever name its positional
+  // arguments have: `replay T -o T`, `plan A.csv --placement A.csv` and `tune S -o S` would
+  // replace the input with their own results.
   std::vector<std::string> inputs;
-  for (char const* input : {"trace", "part"}) {
+  for (char const* input : {"trace", "part", "input", "snapshot"}) {
     if (!vm.count(input)) continue;
     if (auto const* many = boost::any_cast<std::vector<std::string>>(&vm[input].value()))
       inputs.insert(inputs.end(), many->begin(), many->end());

@@ -167,6 +167,11 @@ int record_tf(std::vector<std::string> const& args)
   auto const& vm = *parsed;
   if (command.empty()) throw std::invalid_argument("no program given (fraglab record-tf -- PROGRAM ARGS)");
   std::string const out_path = vm.count("output") ? vm["output"].as<std::string>() : default_output(command);
+  // The program's files (its script, its data) are its inputs: the log never replaces one.
+  std::vector<std::string> inputs;
+  for (auto const& a : command)
+    if (std::error_code ec; fs::is_regular_file(a, ec)) inputs.push_back(a);
+  check_output_file(out_path, inputs);
   output_file out(out_path);
   fs::path stacks;
   if (!vm.count("slow-stacks")) {

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -111,11 +112,13 @@ std::optional<bool> flag_value(std::string_view v)
   return std::nullopt;
 }
 
+// A finite number: from_chars also reads "nan" and "inf", which pass every range check
+// written as a comparison (nan < 0 is false) and then decide nothing or everything.
 std::optional<double> real_value(std::string_view v)
 {
   double d = 0;
   auto const [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (ec != std::errc{} || end != v.data() + v.size()) return std::nullopt;
+  if (ec != std::errc{} || end != v.data() + v.size() || !std::isfinite(d)) return std::nullopt;
   return d;
 }
 
@@ -176,7 +179,7 @@ double param_set::real(std::string_view key) const
 {
   std::string const v = text(key);
   auto const d = real_value(v);
-  if (!d) bad_value(key, v, "a number");
+  if (!d) bad_value(key, v, "a finite number");
   return *d;
 }
 

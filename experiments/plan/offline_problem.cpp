@@ -4,6 +4,7 @@
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
+#include "policies/offline/lower_bounds.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,17 @@
 #include <variant>
 
 namespace fraglab::plan {
+
+namespace {
+
+// A problem no memory can hold is bad input, not a height that wraps: `where` names it.
+void check_load(offline::problem const& p, std::string const& where)
+{
+  if (auto const t = offline::load_too_large_at(p))
+    throw input_error(where + ": the buffers live at time step " + std::to_string(*t) + " need 2^62 bytes or more: no placement can address them");
+}
+
+}  // namespace
 
 offline_input offline_problem(trace::trace const& t)
 {
@@ -40,6 +52,7 @@ offline_input offline_problem(trace::trace const& t)
   });
   for (std::uint32_t const b : live)
     if (b != none) in.problem.buffers[b].upper = time;
+  check_load(in.problem, t.name);
   return in;
 }
 
@@ -157,6 +170,7 @@ offline_input read_minimalloc_csv(std::string const& path)
     in.ids.push_back(id);
   }
   if (records == 0) throw input_error(path, 1, std::string("expected ") + expected_header + ", got an empty file");
+  check_load(in.problem, path);
   return in;
 }
 

@@ -1,6 +1,7 @@
 #include "experiments/run/trace_statistics.hpp"
 
 #include "experiments/trace/event_batches.hpp"
+#include "experiments/trace/input_error.hpp"
 
 #include <algorithm>
 #include <map>
@@ -38,7 +39,10 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
       born[e.slot] = index;
       size_of[e.slot] = e.size;
       sizes.push_back(e.size);
-      live_bytes += e.size;
+      // Blocks live at once that no address space holds are bad input, not a wrapped sum.
+      if (__builtin_add_overflow(live_bytes, e.size, &live_bytes))
+        throw input_error(t.name + ": event " + std::to_string(index) + ": the blocks live at once pass 2^64 bytes with this allocation of " +
+                          std::to_string(e.size));
       peak_live = std::max(peak_live, live_bytes);
       peak_count = std::max(peak_count, ++live_count);
       aligned += e.alignment > 16 ? 1 : 0;
@@ -50,7 +54,8 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
       lifetimes.push_back(index - born[e.slot]);
     }
   });
-  std::size_t const total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+  // The mean of sizes whose sum may pass 2^64 (many large allocations over a long trace).
+  unsigned __int128 const total = std::accumulate(sizes.begin(), sizes.end(), static_cast<unsigned __int128>(0));
   auto const n = [](auto v) { return std::to_string(v); };
   return {
       {"trace", t.name},
@@ -66,7 +71,7 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
       {"never_freed", n(live_count)},
       {"streams", n(streams.size())},
       {"aligned_above_16", n(aligned)},
-      {"size_mean", n(sizes.empty() ? 0 : total / sizes.size())},
+      {"size_mean", n(sizes.empty() ? std::uint64_t{0} : static_cast<std::uint64_t>(total / sizes.size()))},
       {"size_min", quantile(sizes, 0.0)},
       {"size_median", quantile(sizes, 0.5)},
       {"size_p99", quantile(sizes, 0.99)},

@@ -148,8 +148,10 @@ void unzstd(int from, std::vector<unsigned char> first, int to, std::string cons
     }
     ZSTD_inBuffer ib{in.data(), in.size(), 0};
     // Until the input is used up and the decoder holds nothing more (a full output buffer
-    // may leave some behind).
-    for (bool full = true; ib.pos < ib.size || full;) {
+    // may leave some behind). A frame that ended exactly as the buffer filled holds nothing:
+    // one more call would start reading a next frame from no bytes, and its hint would say
+    // "truncated" of a whole file.
+    for (bool full = true; ib.pos < ib.size || (full && pending != 0);) {
       ZSTD_outBuffer ob{out.data(), out.size(), 0};
       pending = ZSTD_decompressStream(d.get(), &ob, &ib);
       if (ZSTD_isError(pending))

@@ -517,4 +517,36 @@ err=$("$fraglab" replay "$work/varlen.fbin" -p gmlake --backend host -o "$work/g
 expect "gmlake over host memory is refused, saying why, and writes nothing" \
   '[[ $rc -eq 2 && $err == *"only the simulated and cuda_vmm backends can"* && ! -e $work/gm.csv ]]'
 
+# Not-a-number and infinity pass every range check written as a comparison: each parameter
+# that takes a number refuses them by name, before anything runs.
+"$fraglab" gen random --seed 1 --allocations 200 -o "$work/nan.trace" 2>/dev/null
+for a in "-p best_fit --set backoff=nan" "-p best_fit --set growth_factor=inf" "-p pytorch_caching --set garbage_collection_threshold=nan" \
+         "-p pytorch_caching --set per_process_memory_fraction=nan --capacity 1GiB" \
+         "-p tf_bfc --set per_process_gpu_memory_fraction=NaN --capacity 1GiB" "-p tf_bfc --set split_ratio=-infinity"; do
+  err=$("$fraglab" replay "$work/nan.trace" $a --repeat 0 2>&1 >/dev/null); rc=$?
+  key=${a#*--set }; key=${key%%=*}
+  expect "$key: a non-finite value is refused ($a)" '[[ $rc -eq 2 && $err == *"parameter $key: expected a finite number, got"* ]]'
+done
+
+# gen refuses counts that cannot be written in a sane time or space (unless --unbounded) and
+# values its shapes cannot take, before writing anything.
+for a in "random --min-size-log2 4294967296:expected at most 39" "random --allocations 18446744073709551615:at most 200000000 without --unbounded" \
+         "llm-serving --output-max 1000000000 --requests 2:at most 4194304 without --unbounded" "transformer --layers 4294967296:at most 1024 without --unbounded"; do
+  err=$("$fraglab" gen ${a%%:*} -o "$work/huge.trace" 2>&1); rc=$?
+  expect "gen ${a%%:*} is refused (${a#*:})" '[[ $rc -eq 2 && $err == *"${a#*:}"* && ! -e $work/huge.trace ]]'
+done
+
+# Sums past 2^64 are bad input with their place, never a wrapped number.
+printf 'a 1 18446744073709551615\na 2 16\n' > "$work/wrap.trace"
+err=$("$fraglab" info "$work/wrap.trace" 2>&1); rc=$?
+expect "info: live bytes past 2^64 are refused at their event" '[[ $rc -eq 2 && $err == *"wrap.trace: event 2: the blocks live at once pass 2^64 bytes"* ]]'
+printf 'a 1 9223372036854775807\na 2 9223372036854775807\nf 1\nf 2\na 3 16\n' > "$work/mean.trace"
+out=$("$fraglab" info "$work/mean.trace" 2>&1)
+expect "info: the mean of sizes whose sum passes 2^64 is right" '[[ $out == *"size_mean: 6148914691236517210"* && $out == *"peak_live_bytes: 18446744073709551614"* ]]'
+printf 'id,lower,upper,size\n0,0,2,18446744073709551615\n1,1,3,5\n' > "$work/wrap.csv"
+for cmd in "plan $work/wrap.csv" "plan $work/wrap.trace" "replay $work/wrap.trace -p best_fit --offline --repeat 0"; do
+  err=$("$fraglab" $cmd 2>&1); rc=$?
+  expect "${cmd%% *}: buffers no memory can hold are bad input (${cmd##*/})" '[[ $rc -eq 2 && $err == *"need 2^62 bytes or more: no placement can address them"* ]]'
+done
+
 report cli

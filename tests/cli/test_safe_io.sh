@@ -75,6 +75,17 @@ done
 ln -s t.trace "$work/t_link.trace"
 err=$("${R[@]}" -o "$work/t_link.trace" 2>&1); rc=$?
 expect "nor over its input through a link" '[[ $rc -eq 2 ]] && cmp -s "$work/t.trace" "$work/t.orig"'
+printf 'id,lower,upper,size\n0,0,2,8\n1,1,3,4\n' > "$work/p.csv"
+cp "$work/p.csv" "$work/p.orig"
+for command in "plan $work/p.csv -o $work/p.csv" "plan $work/p.csv --placement $work/p.csv" "plan $work/t.trace -o $work/t.trace" \
+               "plan $work/t.trace --placement $work/t_link.trace" "tune $work/t.trace -o $work/t.trace" \
+               "tune $work/t.trace -o $work/t_link.trace"; do
+  err=$("$fraglab" $command 2>&1); rc=$?
+  expect "${command%% *} refuses to write over its input (${command##* })" \
+    '[[ $rc -eq 2 && $err == *"is the input "* ]] && cmp -s "$work/t.trace" "$work/t.orig" && cmp -s "$work/p.csv" "$work/p.orig"'
+done
+err=$("$fraglab" record-tf -o "$work/p.csv" -- cat "$work/p.csv" 2>&1); rc=$?
+expect "record-tf refuses to write over a file its program is given" '[[ $rc -eq 2 && $err == *"is the input "* ]] && cmp -s "$work/p.csv" "$work/p.orig"'
 err=$("${R[@]}" -o - --timeseries /dev/stdout 2>&1); rc=$?
 expect "two outputs to standard output are refused" '[[ $rc -eq 2 && $err == *"name the same file"* ]]'
 
@@ -124,6 +135,13 @@ if command -v zstd > /dev/null; then
   zstd -q -c "$work/t.trace" > "$work/t.trace.zst"
   out=$(cat "$work/t.trace.zst" | "$fraglab" replay - -p tlsf --format csv --repeat 0 | cut -d, -f2-)
   expect "a zstd-compressed trace on standard input is read" '[[ "$out" == "$(cut -d, -f2- "$work/expected.csv")" ]]'
+  # A frame whose content ends exactly where zstd's output buffer (128 KiB) does.
+  python3 -c 'import sys; t = "".join(f"a {i} 64\n" for i in range(12000)); sys.stdout.write(t + "#" * (131071 - len(t)) + "\n")' > "$work/exact.trace"
+  zstd -q -c "$work/exact.trace" > "$work/exact.trace.zst"
+  err=$("$fraglab" info "$work/exact.trace.zst" 2>&1); rc=$?
+  expect "a zstd file of exactly 131072 bytes is read, not called truncated" '[[ $rc -eq 0 && $(stat -c %s "$work/exact.trace") -eq 131072 && $err == *"events: 12000"* ]]'
+  err=$(cat "$work/exact.trace" "$work/exact.trace" | zstd -q -c | "$fraglab" info - 2>&1); rc=$?
+  expect "and one of 262144 from standard input" '[[ $rc -eq 0 && $err == *"events: 24000"* ]]'
 else
   skip "no zstd program to compress with"
 fi
