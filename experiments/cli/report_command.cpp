@@ -11,12 +11,28 @@
 #include "experiments/run/min_capacity.hpp"
 #include "experiments/run/replay_cells.hpp"
 #include "experiments/run/trace_statistics.hpp"
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <stdexcept>
 
 namespace fraglab::cli {
 namespace {
+
+// The first line of every figure `report -o R.md` writes beside R.md: what a later report may
+// replace. A file of that name without it is someone else's, and is never written over.
+constexpr std::string_view figure_mark = "<!-- a figure of fraglab report -->\n";
+
+void check_figure_is_ours(std::string const& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;  // not there: the run makes it
+  std::string head(figure_mark.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (static_cast<std::size_t>(in.gcount()) != head.size() || head != figure_mark)
+    throw std::invalid_argument(path + ": exists and is not a figure an earlier report wrote; the report writes its figures "
+                                "beside it under that name: move it, or write the report elsewhere");
+}
 
 struct figure {
   std::string caption;  // what it shows, with the metrics' definitions
@@ -168,17 +184,19 @@ int report(std::vector<std::string> const& args)
     doc += "</body></html>\n";
   } else {
     std::string const stem = out.substr(0, out.size() - 3);
-    doc = "# fraglab report\n\nMade by " + made + ".\n\n## Inputs\n\n" + format_rows(inputs.columns, inputs.rows, output_format::md) +
-          "\n## Results\n\n" + format_rows(shown.columns, shown.rows, output_format::md) + "\n";
+    doc = "# fraglab report\n\nMade by " + markdown_text(made) + ".\n\n## Inputs\n\n" +
+          format_rows(inputs.columns, inputs.rows, output_format::md) + "\n## Results\n\n" +
+          format_rows(shown.columns, shown.rows, output_format::md) + "\n";
     for (auto const& c : shown_names) doc += "- `" + c + "`: " + meaning_of(c) + "\n";
     int n = 0;
     for (auto const& s : sections) {
-      doc += "\n## " + s.trace + "\n";
+      doc += "\n## " + markdown_text(s.trace) + "\n";
       for (auto const& f : s.figures) {
         std::string const path = stem + "-" + std::to_string(++n) + ".svg";
         check_output_file(path, paths);
-        files.emplace_back(path, f.svg);
-        doc += "\n![" + f.caption + "](" + trace::file_base_name(path) + ")\n\n" + f.caption + "\n";
+        check_figure_is_ours(path);
+        files.emplace_back(path, std::string(figure_mark) + f.svg);
+        doc += "\n![" + markdown_text(f.caption) + "](" + trace::file_base_name(path) + ")\n\n" + markdown_text(f.caption) + "\n";
       }
     }
   }

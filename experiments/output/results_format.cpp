@@ -83,8 +83,8 @@ std::string json_escape(std::string const& s)
 }
 
 // What a table or Markdown cell shows of text from outside (a file name): control bytes as
-// \xNN, so a name cannot move the cursor or clear the screen; in Markdown a '|' escaped, so it
-// cannot split a cell.
+// \xNN, so a name cannot move the cursor or clear the screen; in Markdown as markdown_text
+// says, and a '|' escaped, so that it cannot split a cell.
 std::string shown_cell(std::string const& s, bool md)
 {
   std::string out;
@@ -94,9 +94,10 @@ std::string shown_cell(std::string const& s, bool md)
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
-    } else if (md && (c == '|' || c == '\\')) {
-      out += '\\';
-      out += ch;
+    } else if (md && c == '|') {
+      out += "\\|";
+    } else if (md) {
+      out += markdown_text(std::string_view(&ch, 1));
     } else {
       out += ch;
     }
@@ -105,6 +106,27 @@ std::string shown_cell(std::string const& s, bool md)
 }
 
 }  // namespace
+
+std::string markdown_text(std::string_view s)
+{
+  std::string out;
+  for (char const ch : s) {
+    switch (ch) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\\':
+      case '`':
+      case '[':
+      case ']':
+        out += '\\';
+        out += ch;
+        break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
 
 output_format parse_output_format(std::string_view s)
 {

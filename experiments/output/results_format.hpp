@@ -18,6 +18,11 @@ output_format parse_output_format(std::string_view s);
 // `v` with `digits` after the point, as every fractional column is written.
 std::string fixed(double v, int digits);
 
+// Text from outside (a file name, a policy's @LABEL) as Markdown shows it and never runs it:
+// <, > and & as HTML entities, so that no renderer makes a tag of them; \, `, [ and ]
+// escaped, so that no code span, link or image (which a viewer would fetch) begins there.
+std::string markdown_text(std::string_view s);
+
 // Columns in the order and spelling of the `replay --format csv` contract.
 std::vector<std::string> result_columns();
 std::vector<std::string> result_cells(replay_result const& r);

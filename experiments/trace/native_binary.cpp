@@ -13,6 +13,10 @@
 #include <ostream>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace fraglab::trace {
 namespace {
 
@@ -80,9 +84,23 @@ header_fields read_header(std::ifstream& in, std::string const& path)
   return f;
 }
 
+// The file as it was when the trace was read: through the descriptor held since (pinned_file),
+// refused where it was written in place since.
+std::ifstream open_streamed(trace const& t)
+{
+  if (!t.pinned) return open_input(t.streamed_from, "a trace file", std::ios::binary);
+  struct stat st{};
+  if (::fstat(t.pinned->fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) != t.pinned->size ||
+      std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec != t.pinned->changed_ns)
+    throw input_error(t.streamed_from + ": the file changed after it was opened");
+  std::ifstream in("/proc/self/fd/" + std::to_string(t.pinned->fd), std::ios::binary);
+  if (!in) throw input_error(t.streamed_from + ": cannot open for reading");
+  return in;
+}
+
 class binary_decoder final : public event_batches {
  public:
-  explicit binary_decoder(trace const& t) : path_(t.streamed_from), in_(open_input(path_, "a trace file", std::ios::binary))
+  explicit binary_decoder(trace const& t) : path_(t.streamed_from), in_(open_streamed(t))
   {
     header_ = read_header(in_, path_);
     if (header_.events != t.streamed_events || header_.slots != t.slots)
@@ -207,6 +225,11 @@ bool has_native_binary_magic(std::string_view head) noexcept
   return head.substr(0, native_binary_magic.size()) == native_binary_magic;
 }
 
+pinned_file::~pinned_file()
+{
+  if (fd >= 0) ::close(fd);
+}
+
 trace open_native_binary(std::string const& path)
 {
   std::ifstream in = open_input(path, "a trace file", std::ios::binary);
@@ -214,6 +237,18 @@ trace open_native_binary(std::string const& path)
   trace t;
   t.name = file_base_name(path);
   t.streamed_from = path;
+  // A plain, uncompressed file is held open from here on (a spooled input already is).
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    auto pin = std::make_shared<pinned_file>();
+    pin->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (pin->fd < 0 || ::fstat(pin->fd, &st) != 0) throw input_error(path + ": cannot open for reading");
+    pin->size = static_cast<std::uint64_t>(st.st_size);
+    pin->changed_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+    std::array<char, native_binary_magic.size()> head{};
+    if (::pread(pin->fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) &&
+        has_native_binary_magic(std::string_view(head.data(), head.size())))
+      t.pinned = std::move(pin);
+  }
   t.streamed_events = h.events;
   t.allocs = h.allocs;
   t.frees = h.frees;

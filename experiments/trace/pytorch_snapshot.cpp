@@ -25,6 +25,20 @@ class snapshot_parser {
 
   [[noreturn]] void fail(std::string const& what) const { throw input_error(path_ + ": " + what); }
 
+  // Runs `parse` and puts `place` (device_traces[0][17], segments[3]) in front of what it
+  // refuses: where in the snapshot the bad entry is, at no cost while nothing is refused.
+  template <class Parse>
+  auto at(std::string const& place, Parse&& parse) const
+  {
+    try {
+      return parse();
+    } catch (input_error const& e) {
+      std::string_view what = e.what();
+      if (what.starts_with(path_ + ": ")) what.remove_prefix(path_.size() + 2);
+      fail(place + ": " + std::string(what));
+    }
+  }
+
   pickle::value const& field(pickle::value const& dict, char const* key, char const* where) const
   {
     pickle::value const* v = dict.get(key);
@@ -35,6 +49,8 @@ class snapshot_parser {
   std::uint64_t number(pickle::value const& dict, char const* key, char const* where) const
   {
     pickle::value const& v = field(dict, key, where);
+    if (std::holds_alternative<pickle::big_integer>(v.v))
+      fail(std::string("expected a non-negative integer below 2^63 for '") + key + "' in " + where + ", got a larger one");
     if (!v.is_int() || v.as_int() < 0) fail(std::string("expected a non-negative integer for '") + key + "' in " + where);
     return static_cast<std::uint64_t>(v.as_int());
   }
@@ -159,9 +175,11 @@ class snapshot_parser {
     std::set<std::uint64_t> devices;
     for (std::size_t d = 0; d < traces.size(); ++d) devices.insert(d);
     std::map<std::uint64_t, std::vector<pickle::value_ptr>> segments_of;  // each device's, read once
-    for (auto const& sp : segments) {
-      if (!sp->is_dict()) fail("expected a dict for each segment");
-      std::uint64_t const d = device_of(*sp);
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+      auto const& sp = segments[k];
+      if (!sp->is_dict()) fail("segments[" + std::to_string(k) + "]: expected a dict for each segment");
+      segment_index_[sp.get()] = k;
+      std::uint64_t const d = at("segments[" + std::to_string(k) + "]", [&] { return device_of(*sp); });
       devices.insert(d);
       segments_of[d].push_back(sp);
     }
@@ -210,6 +228,8 @@ class snapshot_parser {
     if (added) out.sites.push_back(it->first);
     return it->second;
   }
+  std::unordered_map<pickle::value const*, std::size_t> segment_index_;  // a segment's place in `segments`
+
   struct segment_info {
     std::uint64_t size;
     std::uint64_t stream;
@@ -224,8 +244,8 @@ class snapshot_parser {
     std::map<std::uint64_t, segment_info> segs;
     std::map<std::uint64_t, live_info> live;
     std::map<std::uint64_t, segment_info> end_segs;
-    for (auto const& sp : segments) {
-      pickle::value const& seg = *sp;
+    for (std::size_t k = 0; k < segments.size(); ++k) at("segments[" + std::to_string(segment_index_.at(segments[k].get())) + "]", [&] {
+      pickle::value const& seg = *segments[k];
       std::uint64_t const address = number(seg, "address", "a segment");
       std::string const type = text(seg, "segment_type", "a segment");
       if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got " + quoted(type));
@@ -248,10 +268,10 @@ class snapshot_parser {
         if (requested == 0) fail("expected a positive 'requested_size' in a live block (PyTorch records no empty blocks)");
         live[block_address] = {size, requested, stream, site_of(b, out)};
       }
-    }
+    });
     // Events, and the walk back to the start state.
     auto const& entries = list(trace, "a device trace");
-    for (std::size_t index = 0; index < entries.size(); ++index) {
+    for (std::size_t index = 0; index < entries.size(); ++index) at("device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]", [&] {
       pickle::value const& e = *entries[index];
       std::string const action = text(e, "action", "an event");
       snapshot_event ev{};
@@ -263,15 +283,18 @@ class snapshot_parser {
       else if (action == "segment_map") ev.op = snapshot_op::segment_map;
       else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
       else if (action == "oom") ev.op = snapshot_op::oom;
-      else continue;  // free_requested and snapshot are not decisions to replay
+      else return;  // free_requested and snapshot are not decisions to replay
       if (ev.op == snapshot_op::oom) ++out.recorded_ooms;
-      ev.address = number(e, "addr", "an event");
+      // An oom records the device's free bytes: as `addr` until PyTorch 2.x, as `device_free`
+      // (with no `addr`) since.
+      ev.address = ev.op == snapshot_op::oom && e.get("device_free") != nullptr ? number(e, "device_free", "an oom event")
+                                                                                : number(e, "addr", "an event");
       ev.size = number(e, "size", "an event");
       if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
       ev.stream = number(e, "stream", "an event");
       if (ev.op == snapshot_op::alloc || ev.op == snapshot_op::free) ev.site = site_of(e, out);
       out.events.push_back(ev);
-    }
+    });
     end_segs = segs;
     for (auto it = out.events.rbegin(); it != out.events.rend(); ++it) {
       switch (it->op) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,10 +49,24 @@ struct start_segment {
   std::vector<start_block> live;
 };
 
+// A streamed file held open from the moment it was read, so that every pass decodes what was
+// there then: a file renamed over its name later is not read, and one written in place (its
+// size or modification time moved) is refused. (Not the change time: unlinking the name moves it.)
+struct pinned_file {
+  int fd = -1;
+  std::uint64_t size = 0;
+  std::int64_t changed_ns = 0;  // st_mtim
+  pinned_file() = default;
+  pinned_file(pinned_file const&) = delete;
+  pinned_file& operator=(pinned_file const&) = delete;
+  ~pinned_file();  // closes fd
+};
+
 struct trace {
   std::string name;  // file name without directories, for result rows
   std::vector<event> events;  // in memory, unless streamed_from names a file
   std::string streamed_from;  // a native binary file, decoded a batch at a time per pass
+  std::shared_ptr<pinned_file const> pinned;  // streamed_from held open since it was read, where it is a plain file
   std::string source_format;  // the format it was read from, as `fraglab info` names it
   std::uint64_t streamed_events = 0;
   std::size_t slots = 0;

@@ -40,6 +40,19 @@ expect "it fetches nothing (no script, no link out)" '! grep -qiE "<script|<link
 "$fraglab" report "$work/p.trace" -p $policies --backend simulated -o "$work/rep.md" 2>/dev/null; rc=$?
 expect "Markdown: the report and its three figures ($rc)" \
   '[[ $rc -eq 0 && -s $work/rep.md && -s $work/rep-1.svg && -s $work/rep-3.svg && ! -e $work/rep-4.svg ]] && grep -q "](rep-2.svg)" "$work/rep.md"'
+"$fraglab" report "$work/p.trace" -p $policies --backend simulated -o "$work/rep.md" 2>/dev/null; rc=$?
+expect "a second report replaces the figures the first wrote ($rc)" '[[ $rc -eq 0 && -s $work/rep-3.svg ]]'
+echo "someone's notes" > "$work/mine-2.svg"
+err=$("$fraglab" report "$work/p.trace" -p $policies --backend simulated -o "$work/mine.md" 2>&1); rc=$?
+expect "a file beside the report that no report wrote is never replaced ($rc)" \
+  '[[ $rc -eq 2 && $err == *"mine-2.svg: exists and is not a figure an earlier report wrote"* && $(cat "$work/mine-2.svg") == "someone'"'"'s notes" && ! -e $work/mine.md && ! -e $work/mine-1.svg ]]'
+# Names and labels from outside are shown, never run, in Markdown.
+cp "$work/p.trace" "$work/<img src=x>.trace"
+"$fraglab" report "$work/<img src=x>.trace" -p 'tlsf@<script>alert(1)</script>' --backend simulated -o "$work/x.md" 2>/dev/null; rc=$?
+expect "Markdown escapes a file name and an @LABEL ($rc)" \
+  '[[ $rc -eq 0 ]] && ! grep -q "<script>\|<img" "$work/x.md" && grep -q "&lt;script&gt;alert(1)&lt;/script&gt;" "$work/x.md" && grep -q "&lt;img src=x&gt;.trace" "$work/x.md"'
+out=$("$fraglab" replay "$work/<img src=x>.trace" -p 'tlsf@<i>x</i>' --backend simulated --repeat 0 --format md 2>/dev/null)
+expect "and so does replay --format md" '[[ $out == *"&lt;img src=x&gt;.trace"* && $out == *"&lt;i&gt;x&lt;/i&gt;"* && $out != *"<i"* ]]'
 # Within a capacity there is no least capacity to draw: two figures.
 "$fraglab" report "$work/p.trace" -p $policies --backend simulated --capacity 64MiB -o "$work/cap.html" 2>/dev/null
 expect "within --capacity, two figures" '[[ $(grep -c "<svg " "$work/cap.html") -eq 2 ]]'

@@ -40,6 +40,18 @@ for d in range(3):
 pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/three.pickle", "wb"), protocol=2)
 traces[1][-1] = ev("oom", 100 << 30, 80 << 30)  # an OOM with 100 GiB free: not what the preset would do
 pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/roomy-oom.pickle", "wb"), protocol=2)
+# Recent PyTorch writes an oom with `device_free` and no `addr`.
+traces[1][-1] = {"action": "oom", "device_free": 123, "size": 80 << 30, "stream": 0, "time_us": 0, "frames": frames}
+pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/new-oom.pickle", "wb"), protocol=2)
+# Bad entries, for the place their refusal names.
+traces[1][-1] = ev("alloc", 2**64 - 1, 512)
+pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/huge-addr.pickle", "wb"), protocol=2)
+traces[1][-1] = {"action": "alloc", "size": 512, "stream": 0}
+pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/no-addr.pickle", "wb"), protocol=2)
+traces[1].pop()
+bad = [dict(g) for g in segments]
+del bad[2]["stream"]
+pickle.dump({"segments": bad, "device_traces": traces}, open(f"{work}/no-stream.pickle", "wb"), protocol=2)
 
 # empty_cache(): a block freed, then its segment given back while nothing else is cached.
 base = 0x7f0000000000
@@ -233,5 +245,15 @@ print(sum(g["total_size"] for g in s["segments"] if g.get("device", 0) == 0) - c
 else
   echo "SKIP: $cases not found; the real snapshot cases need ../shared/traces"
 fi
+
+out=$("$fraglab" verify "$work/new-oom.pickle" 2>&1); rc=$?
+expect "an oom written with device_free and no addr is read, and verified" '[[ $rc -eq 0 && $out == *"out-of-memory errors matched: 1/1"* ]]'
+err=$("$fraglab" info "$work/huge-addr.pickle" 2>&1); rc=$?
+expect "an address of 2^64 - 1 is named as too large, at its entry" \
+  '[[ $rc -eq 2 && $err == *"huge-addr.pickle: device_traces[1][2]: expected a non-negative integer below 2^63 for '"'"'addr'"'"' in an event, got a larger one"* ]]'
+err=$("$fraglab" info "$work/no-addr.pickle" 2>&1); rc=$?
+expect "a missing key is named at its entry" '[[ $rc -eq 2 && $err == *"no-addr.pickle: device_traces[1][2]: expected key '"'"'addr'"'"' in an event"* ]]'
+err=$("$fraglab" info "$work/no-stream.pickle" 2>&1); rc=$?
+expect "and in a segment" '[[ $rc -eq 2 && $err == *"no-stream.pickle: segments[2]: expected key '"'"'stream'"'"' in a segment"* ]]'
 
 report snapshots

@@ -113,3 +113,25 @@ def test_write_gives_the_command_line_the_same_trace(generated, tmp_path):
     with pytest.raises(ValueError, match="tape"):
         t.write(tmp_path / "w.x", to="tape")
     assert not (tmp_path / "w.x").exists()
+
+
+def test_a_binary_trace_is_the_files_content_when_it_was_read(tmp_path):
+    # Two traces of the same counts (one 16 B, one 4096 B allocation, freed): a trace read
+    # from the first must replay as the first whatever later happens to its name.
+    small, large = tmp_path / "small.trace", tmp_path / "large.trace"
+    small.write_text("a 1 16\na 2 176\nf 1\nf 2\n")
+    large.write_text("a 1 4096\na 2 8192\nf 1\nf 2\n")
+    path = tmp_path / "t.fbin"
+    cli("convert", small, path)
+    cli("convert", large, tmp_path / "other.fbin")
+    t = fraglab.read_trace(path)
+    peak = fraglab.replay(t, "best_fit", backend="simulated", repeat=0)["peak_live_bytes"][0]
+    assert peak == 192
+    (tmp_path / "other.fbin").replace(path)  # another file renamed over its name
+    assert fraglab.replay(t, "best_fit", backend="simulated", repeat=0)["peak_live_bytes"][0] == 192
+    t = fraglab.read_trace(path)  # now the large one; its file then rewritten in place
+    cli("convert", small, tmp_path / "small.fbin")
+    with open(path, "r+b") as f:
+        f.write((tmp_path / "small.fbin").read_bytes())
+    with pytest.raises(fraglab.InputError, match="t.fbin: the file changed after it was opened"):
+        fraglab.replay(t, "best_fit", backend="simulated", repeat=0)
