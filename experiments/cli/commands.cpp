@@ -47,8 +47,16 @@ std::vector<std::string> split_policy_list(std::vector<std::string> const& value
       if (continues_settings) {
         specs.back() += ',';
         specs.back() += piece;
+        continue;
       }
-      else if (!piece.empty()) specs.emplace_back(piece);
+      // `compose:index=tree,fit=best,quantum`: a key without its value, not a policy named quantum.
+      bool const key_without_value =
+          !specs.empty() && specs.back().find(':') != std::string::npos && piece.find_first_of("=:@") == std::string_view::npos &&
+          std::any_of(known_params().begin(), known_params().end(), [&](param_spec const& p) { return p.key == piece; });
+      if (key_without_value)
+        throw std::invalid_argument("-p: '" + std::string(piece) + "' after '" + specs.back() + "' is a parameter without its value: expected " +
+                                    std::string(piece) + "=VALUE");
+      if (!piece.empty()) specs.emplace_back(piece);
     }
   }
   return specs;

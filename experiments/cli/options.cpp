@@ -100,6 +100,15 @@ void apply_trace_selection(po::variables_map const& vm, trace::trace& t)
 
 void check_distinct_names(std::vector<std::string> const& paths)
 {
+  // Standard input can be read once: a second name for it would read as an empty file.
+  auto const standard_input = [](std::string const& p) { return p == "-" || p == "/dev/stdin" || p == "/dev/fd/0" || p == "/proc/self/fd/0"; };
+  std::string first_stdin;
+  for (auto const& path : paths)
+    if (standard_input(path)) {
+      if (!first_stdin.empty())
+        throw std::invalid_argument(first_stdin + " and " + path + " both name standard input, which can be read once: give it once");
+      first_stdin = path;
+    }
   std::map<std::string, std::string> path_of_name;
   for (auto const& path : paths)
     if (auto const [at, fresh] = path_of_name.emplace(trace::file_base_name(path), path); !fresh)

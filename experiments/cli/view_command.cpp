@@ -28,7 +28,8 @@ int view(std::vector<std::string> const& args)
   desc.add_options()                                                                                   //
       ("trace", po::value<std::string>(), "trace file")                                                //
       ("policy,p", po::value<std::vector<std::string>>()->multitoken(), "policy names or compose: specs")  //
-      ("states", po::value<std::string>()->default_value("60"), "N: events the state is kept at, spread evenly (and each peak)")  //
+      ("states", po::value<std::string>()->default_value("60"), "N: events the state is kept at, spread evenly (and each peak); a page holds 30,000 states in all, "
+                                                                "and draws fewer chunks a state (buckets) the more it holds")  //
       ("at", po::value<std::string>(), "N[,M...]: events the state is kept at besides those, for the slider to reach exactly")  //
       ("output,o", po::value<std::string>(), "VIEW.html: written only when the view is made");
   add_one_trace_options(desc);
@@ -49,6 +50,7 @@ int view(std::vector<std::string> const& args)
   allocator_options const chosen = read_allocator_options(vm);
   std::vector<std::string> const specs = policy_specs(vm);
   (void)make_compositions(specs, chosen);
+  fit_page(options, specs.size());
   trace::trace t = trace::read_trace(vm["trace"].as<std::string>(), device_option(vm));
   apply_trace_selection(vm, t);
   bool const recorded = recorded_settings_applied(vm);

@@ -19,6 +19,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <charconv>
 #include <limits>
 #include <thread>
 #include <stdexcept>
@@ -44,12 +45,33 @@ std::vector<std::string> policy_list(py::handle policies)
   return specs;
 }
 
+// A whole number in [least, most], refused as the command line refuses an option's (no cast
+// error, no silent wrap) whatever the Python int's size or the value's type.
+std::uint64_t whole_value(char const* name, py::handle value, std::uint64_t least, std::uint64_t most)
+{
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw std::invalid_argument(std::string(name) + ": expected a whole number, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
+  std::string const text = py::str(value);
+  std::uint64_t v = 0;
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && v > most))
+    throw std::invalid_argument(std::string(name) + ": expected at most " + std::to_string(most) + ", got " + text);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < least)
+    throw std::invalid_argument(std::string(name) + ": expected at least " + std::to_string(least) + ", got " + text);
+  return v;
+}
+
+unsigned jobs_value(py::handle jobs)
+{
+  return static_cast<unsigned>(whole_value("jobs", jobs, 1, std::numeric_limits<unsigned>::max()));
+}
+
 std::size_t size_value(char const* name, py::handle value)
 {
   if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
-    auto const n = value.cast<long long>();
-    if (n < 0) throw std::invalid_argument(std::string(name) + ": expected a size, got " + std::to_string(n));
-    return static_cast<std::size_t>(n);
+    std::string const text = py::str(value);
+    if (text.starts_with("-")) throw std::invalid_argument(std::string(name) + ": expected a size, got " + text);
+    return whole_value(name, value, 0, std::numeric_limits<std::uint64_t>::max());
   }
   std::string const text = py::str(value);
   auto const n = parse_size(text);
@@ -138,10 +160,10 @@ void bind_runs(py::module_& m)
       "replay",
       [](py::handle traces, py::handle policies, std::optional<std::string> const& backend, py::handle capacity, py::handle params,
          unsigned repeat, bool warm, std::string const& free_by, bool strict, bool stop_on_failure, bool timeseries,
-         py::handle offline, unsigned jobs, bool ignore_recorded_settings) -> py::object {
+         py::handle offline, py::handle jobs, bool ignore_recorded_settings) -> py::object {
         std::vector<std::shared_ptr<trace::trace const>> owners;
         run_inputs in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, capacity, params),
-                      !ignore_recorded_settings, std::max(1u, jobs), offline_seconds(offline)};
+                      !ignore_recorded_settings, jobs_value(jobs), offline_seconds(offline)};
         replay_options options = timing(repeat, warm, free_by);
         options.strict = strict;
         options.stop_on_failure = stop_on_failure;
@@ -172,7 +194,7 @@ void bind_runs(py::module_& m)
   m.def(
       "sweep",
       [](py::handle traces, py::handle policies, py::dict vary, std::optional<std::string> const& backend, py::handle capacity,
-         py::handle params, unsigned repeat, bool warm, std::string const& free_by, py::handle offline, unsigned jobs,
+         py::handle params, unsigned repeat, bool warm, std::string const& free_by, py::handle offline, py::handle jobs,
          bool ignore_recorded_settings) {
         sweep_axes axes;
         for (auto const& [key, values] : vary) {
@@ -186,7 +208,7 @@ void bind_runs(py::module_& m)
         }
         std::vector<std::shared_ptr<trace::trace const>> owners;
         run_inputs in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, capacity, params),
-                      !ignore_recorded_settings, std::max(1u, jobs), offline_seconds(offline)};
+                      !ignore_recorded_settings, jobs_value(jobs), offline_seconds(offline)};
         sweep_grid const grid(in, std::move(axes));
         replay_options const options = timing(repeat, warm, free_by);
         results_table const table = without_lock([&](std::atomic<bool> const* stop) {
@@ -207,11 +229,11 @@ void bind_runs(py::module_& m)
 
   m.def(
       "capacity",
-      [](py::handle traces, py::handle policies, std::optional<std::string> const& backend, py::handle params, unsigned jobs,
+      [](py::handle traces, py::handle policies, std::optional<std::string> const& backend, py::handle params, py::handle jobs,
          bool ignore_recorded_settings) {
         std::vector<std::shared_ptr<trace::trace const>> owners;
         run_inputs const in{traces_argument(traces, owners), policy_list(policies), allocator_choice(backend, py::none(), params),
-                            !ignore_recorded_settings, std::max(1u, jobs), std::nullopt};
+                            !ignore_recorded_settings, jobs_value(jobs), std::nullopt};
         return data_frame(without_lock([&](std::atomic<bool> const* stop) { return min_capacities(in, stop); }));
       },
       py::arg("traces"), py::arg("policies"), py::kw_only(), py::arg("backend") = py::none(), py::arg("params") = py::none(),
@@ -229,7 +251,7 @@ void bind_runs(py::module_& m)
           limit = size_value("capacity", capacity);
           if (*limit == 0) throw std::invalid_argument("capacity: expected at least one byte, got 0");
         }
-        unsigned const threads = jobs.is_none() ? std::max(1u, std::thread::hardware_concurrency()) : jobs.cast<unsigned>();
+        unsigned const threads = jobs.is_none() ? std::max(1u, std::thread::hardware_concurrency()) : jobs_value(jobs);
         tune_result const r = without_lock([&](std::atomic<bool> const* stop) { return tune(devices, limit, std::max(1u, threads), stop); });
         py::dict recommendation;
         recommendation["conf"] = r.recommended;
@@ -292,7 +314,7 @@ void bind_runs(py::module_& m)
 
   m.def(
       "plan",
-      [](py::handle inputs, double time_limit, py::handle capacity, unsigned jobs, bool placements) -> py::object {
+      [](py::handle inputs, double time_limit, py::handle capacity, py::handle jobs, bool placements) -> py::object {
         if (!(time_limit > 0) || time_limit > 1e9) throw std::invalid_argument("time_limit: expected a positive number of seconds");
         std::uint64_t const limit = capacity.is_none() ? offline::no_capacity : size_value("capacity", capacity);
         std::vector<plan::offline_input> problems;
@@ -314,8 +336,9 @@ void bind_runs(py::module_& m)
         for (auto& p : problems) p.problem.capacity = limit;
         offline::plan_options options;
         options.time_limit_seconds = time_limit;
+        unsigned const threads = jobs_value(jobs);  // read while the interpreter's lock is held
         auto const results = without_lock([&](std::atomic<bool> const*) {
-          return run_cells<offline::plan_result>(problems.size(), std::max(1u, jobs),
+          return run_cells<offline::plan_result>(problems.size(), threads,
                                                  [&](std::size_t i) { return offline::plan(problems[i].problem, options); });
         });
         results_table table{plan::plan_columns(), {}};

@@ -72,6 +72,18 @@ struct packing {
 
 }  // namespace
 
+void fit_page(view_options& o, std::size_t policies)
+{
+  std::size_t const states = (o.states + o.at.size() + 1) * std::max<std::size_t>(1, policies);
+  std::size_t const most_states = page_chunks / fewest_buckets;
+  if (states > most_states)
+    throw std::invalid_argument("--states " + std::to_string(o.states) + (o.at.empty() ? "" : " and --at") + " with " + std::to_string(policies) +
+                                " polic" + (policies == 1 ? "y" : "ies") + " asks for a page of " + std::to_string(states) +
+                                " states; a page holds at most " + std::to_string(most_states) +
+                                " (all policies together), so that a browser opens it: ask for fewer states or policies");
+  o.max_segments = std::min(o.max_segments, page_chunks / states);
+}
+
 std::string view_data_json(trace::trace const& t, std::vector<composition const*> const& policies, view_options const& o)
 {
   // The events every policy is looked at: spread evenly, and each policy's peak.

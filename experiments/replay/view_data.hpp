@@ -25,6 +25,14 @@ struct view_options {
   std::size_t peak_free_chunks = 15;
 };
 
+// The page is capped so that a browser opens it and memory stays bounded: at most
+// `page_chunks` chunks and buckets in all its states. Lowers o.max_segments so that every
+// state of every policy fits (states + at + each peak), down to `fewest_buckets` a state;
+// throws std::invalid_argument, naming --states, where even that would not fit.
+inline constexpr std::size_t page_chunks = 1'500'000;  // about 40 MB of page
+inline constexpr std::size_t fewest_buckets = 50;
+void fit_page(view_options& o, std::size_t policies);
+
 std::string view_data_json(trace::trace const& t, std::vector<composition const*> const& policies, view_options const& o = {});
 
 }  // namespace fraglab

@@ -8,10 +8,12 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,8 +97,66 @@ void spool_write(int fd, unsigned char const* data, std::size_t n, std::string c
     throw input_error(path + ": cannot copy it to a temporary file: " + std::strerror(e));
 }
 
+// How far decompression may run ahead of the compressed bytes read. Real traces and logs
+// compress up to about 450 times (TF's BFC log, its stacks repeated); zeros compress 30,000
+// times, and a few hundred kilobytes of them would fill the disk.
+constexpr std::uint64_t default_decompression_ratio = 2000;
+constexpr std::uint64_t decompression_allowance = std::uint64_t{64} << 20;  // what any small file may grow to
+
+std::uint64_t decompression_ratio()
+{
+  char const* v = std::getenv("FRAGLAB_MAX_DECOMPRESSION_RATIO");
+  if (v == nullptr || *v == '\0') return default_decompression_ratio;
+  char* end = nullptr;
+  unsigned long long const r = std::strtoull(v, &end, 10);
+  if (*end != '\0' || r == 0) throw std::invalid_argument(std::string("FRAGLAB_MAX_DECOMPRESSION_RATIO: expected a whole number above 0, got '") + v + "'");
+  return r;
+}
+
+// Decompressed bytes on their way to the spool, checked as they come: the first bytes must
+// begin a trace (no zero byte in text, or a binary format's magic), and the whole may not
+// outgrow its compressed size by more than the ratio allows.
+class decompressed_sink {
+ public:
+  decompressed_sink(int fd, std::string const& path) : fd_(fd), path_(path), ratio_(decompression_ratio()) {}
+
+  void write(unsigned char const* data, std::size_t n, std::uint64_t compressed_so_far)
+  {
+    if (head_.size() < head_bytes) {
+      head_.append(reinterpret_cast<char const*>(data), std::min(n, head_bytes - head_.size()));
+      if (head_.size() == head_bytes) check_head();
+    }
+    written_ += n;
+    if (written_ > decompression_allowance && written_ / ratio_ > compressed_so_far)
+      throw input_error(path_ + ": decompresses to more than " + std::to_string(ratio_) + " times its compressed size (" +
+                        std::to_string(written_) + " bytes from " + std::to_string(compressed_so_far) +
+                        "): refused as a decompression bomb; FRAGLAB_MAX_DECOMPRESSION_RATIO=N allows N times");
+    spool_write(fd_, data, n, path_);
+  }
+
+  void finish() { check_head(); }
+
+ private:
+  static constexpr std::size_t head_bytes = 64;
+
+  void check_head() const
+  {
+    std::string_view const h = head_;
+    bool const binary = h.starts_with(std::string_view("FLTRACE\0", 8)) || (!h.empty() && static_cast<unsigned char>(h[0]) == 0x80);
+    if (!binary && h.find('\0') != std::string_view::npos)
+      throw input_error(path_ + ": decompressed, it starts with zero bytes, which no trace does (native text, native binary, RMM CSV, "
+                                "a PyTorch snapshot or a TF log): " + quoted(h.substr(0, 16)));
+  }
+
+  int fd_;
+  std::string const& path_;
+  std::uint64_t ratio_;
+  std::string head_;
+  std::uint64_t written_ = 0;
+};
+
 // gzip, concatenated members included (as gzip -d reads them).
-void gunzip(int from, std::vector<unsigned char> first, int to, std::string const& path)
+void gunzip(int from, std::vector<unsigned char> first, decompressed_sink& to, std::string const& path)
 {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw input_error(path + ": cannot start gzip decompression");
@@ -122,7 +182,7 @@ void gunzip(int from, std::vector<unsigned char> first, int to, std::string cons
       if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
         throw input_error(path + ": compressed byte " + std::to_string(consumed + (in.size() - z.avail_in)) +
                           ": corrupt gzip data (" + (z.msg != nullptr ? z.msg : "zlib error " + std::to_string(rc)) + ")");
-      spool_write(to, out.data(), out.size() - z.avail_out, path);
+      to.write(out.data(), out.size() - z.avail_out, consumed + (in.size() - z.avail_in));
       ended = rc == Z_STREAM_END;
       if (ended && z.avail_in > 0) inflateReset(&z);  // another member follows
       if (rc == Z_BUF_ERROR && z.avail_out == out.size()) break;
@@ -133,7 +193,7 @@ void gunzip(int from, std::vector<unsigned char> first, int to, std::string cons
   if (!ended) throw input_error(path + ": compressed byte " + std::to_string(consumed) + ": truncated gzip data");
 }
 
-void unzstd(int from, std::vector<unsigned char> first, int to, std::string const& path)
+void unzstd(int from, std::vector<unsigned char> first, decompressed_sink& to, std::string const& path)
 {
   std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> d(ZSTD_createDCtx(), ZSTD_freeDCtx);
   if (!d) throw input_error(path + ": cannot start zstd decompression");
@@ -157,7 +217,7 @@ void unzstd(int from, std::vector<unsigned char> first, int to, std::string cons
       if (ZSTD_isError(pending))
         throw input_error(path + ": compressed byte " + std::to_string(consumed + ib.pos) + ": corrupt zstd data (" +
                           ZSTD_getErrorName(pending) + ")");
-      spool_write(to, out.data(), ob.pos, path);
+      to.write(out.data(), ob.pos, consumed + ib.pos);
       full = ob.pos == ob.size;
     }
     consumed += in.size();
@@ -170,9 +230,16 @@ void unzstd(int from, std::vector<unsigned char> first, int to, std::string cons
 int spool(int from, std::vector<unsigned char> first, compression c, std::string const& path)
 {
   fd_guard to(unlinked_temporary_file());
+  decompressed_sink sink(to.get(), path);
   switch (c) {
-    case compression::gzip: gunzip(from, std::move(first), to.get(), path); break;
-    case compression::zstd: unzstd(from, std::move(first), to.get(), path); break;
+    case compression::gzip:
+      gunzip(from, std::move(first), sink, path);
+      sink.finish();
+      break;
+    case compression::zstd:
+      unzstd(from, std::move(first), sink, path);
+      sink.finish();
+      break;
     case compression::none: {
       spool_write(to.get(), first.data(), first.size(), path);
       std::vector<unsigned char> buf(block);

@@ -45,7 +45,8 @@ trace_format detect_format(std::string const& path)
   if (has_native_binary_magic(h)) return trace_format::native_binary;
   if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 && static_cast<unsigned char>(h[1]) >= 2)
     return trace_format::pytorch_snapshot;
-  if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action") return trace_format::rmm_csv;
+  if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action" || without_utf8_bom(h).substr(0, 24) == R"("Thread","Time","Action")")
+    return trace_format::rmm_csv;
   // TF's log starts with whatever the program and TF printed before the allocator's first
   // line: look further than the other formats' headers.
   {
@@ -334,6 +335,11 @@ std::vector<trace> read_traces(std::string const& path, std::optional<allocator_
   // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
   std::erase_if(traces, [](trace const& t) { return t.event_count() == 0; });
   if (traces.empty()) throw input_error(path + ": no events: expected at least one allocation");
+  // Frees alone (a capture that began after every allocation) would replay as rows of zeros.
+  for (trace const& t : traces)
+    if (t.allocs == 0 && t.start_events == 0)
+      throw input_error(path + ": no allocation in " + (traces.size() > 1 ? t.name : std::string("it")) + ", only " + std::to_string(t.frees) +
+                        " frees and " + std::to_string(t.releases) + " cache releases: expected at least one allocation");
   return traces;
 }
 

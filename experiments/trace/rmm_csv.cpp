@@ -18,15 +18,30 @@
 namespace fraglab::trace {
 namespace {
 
+// A field without the double quotes a spreadsheet puts around every field it saves (RMM
+// writes none, and no field of its holds a comma or a quote).
+std::string_view unquoted(std::string_view field)
+{
+  return field.size() >= 2 && field.front() == '"' && field.back() == '"' ? field.substr(1, field.size() - 2) : field;
+}
+
 std::vector<std::string_view> split_fields(std::string_view line)
 {
   std::vector<std::string_view> f;
   while (true) {
     std::size_t const comma = line.find(',');
-    f.push_back(line.substr(0, comma));
+    f.push_back(unquoted(line.substr(0, comma)));
     if (comma == std::string_view::npos) return f;
     line.remove_prefix(comma + 1);
   }
+}
+
+// The header, its fields quoted or not.
+bool is_header(std::string_view line)
+{
+  std::string joined;
+  for (std::string_view const f : split_fields(line)) joined.append(joined.empty() ? "" : ",").append(f);
+  return joined == rmm_csv_header;
 }
 
 bool parse_u64(std::string_view s, int base, std::uint64_t& out)
@@ -39,11 +54,13 @@ bool parse_u64(std::string_view s, int base, std::uint64_t& out)
 
 bool valid_time(std::string_view t)
 {
-  // HH:MM:SS.ffffff (spdlog's %H:%M:%S.%f)
+  // HH:MM:SS.ffffff (spdlog's %H:%M:%S.%f), a time of day: hours below 24, minutes and
+  // seconds below 60.
   if (t.size() != 15 || t[2] != ':' || t[5] != ':' || t[8] != '.') return false;
   for (std::size_t i : {0, 1, 3, 4, 6, 7, 9, 10, 11, 12, 13, 14})
     if (t[i] < '0' || t[i] > '9') return false;
-  return true;
+  auto const two = [&](std::size_t i) { return (t[i] - '0') * 10 + (t[i + 1] - '0'); };
+  return two(0) < 24 && two(3) < 60 && two(6) < 60;
 }
 
 }  // namespace
@@ -59,7 +76,7 @@ trace read_rmm_csv(std::istream& in, std::string const& file_name)
   number = 1;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   line = std::string(without_utf8_bom(line));
-  if (line != rmm_csv_header) fail("expected the header '" + std::string(rmm_csv_header) + "', got " + quoted(line));
+  if (!is_header(line)) fail("expected the header '" + std::string(rmm_csv_header) + "', got " + quoted(line));
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   while (std::getline(in, line)) {
     ++number;

@@ -549,4 +549,24 @@ for cmd in "plan $work/wrap.csv" "plan $work/wrap.trace" "replay $work/wrap.trac
   expect "${cmd%% *}: buffers no memory can hold are bad input (${cmd##*/})" '[[ $rc -eq 2 && $err == *"need 2^62 bytes or more: no placement can address them"* ]]'
 done
 
+# Messages that say what is wrong, where a wrong reading or a puzzle was.
+err=$("$fraglab" replay "$work/nan.trace" -p 'compose:index=tree,fit=best,quantum' --repeat 0 2>&1); rc=$?
+expect "a compose key without its value is named as such" '[[ $rc -eq 2 && $err == *"'"'"'quantum'"'"' after '"'"'compose:index=tree,fit=best'"'"' is a parameter without its value: expected quantum=VALUE"* ]]'
+printf '"Thread","Time","Action","Pointer","Size","Stream"\n"1","08:00:00.000001","allocate","0x10","64","0"\n' > "$work/quoted.csv"
+out=$("$fraglab" info "$work/quoted.csv" 2>&1); rc=$?
+expect "an RMM CSV a spreadsheet saved with quotes is read as RMM CSV" '[[ $rc -eq 0 && $out == *"format: RMM logging CSV"* && $out == *"allocs: 1"* ]]'
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,99:99:99.000001,allocate,0x10,64,0\n' > "$work/time.csv"
+err=$("$fraglab" info "$work/time.csv" 2>&1); rc=$?
+expect "an RMM time of 99:99:99 is refused" '[[ $rc -eq 2 && $err == *"time.csv:2: expected a time HH:MM:SS.ffffff, got '"'"'99:99:99.000001'"'"'"* ]]'
+printf 'f 1\nf 2\n' > "$work/frees.trace"
+err=$("$fraglab" replay "$work/frees.trace" -p tlsf 2>&1); rc=$?
+expect "a trace of frees alone is refused, not replayed as zeros" '[[ $rc -eq 2 && $err == *"no allocation in it, only 2 frees"* ]]'
+err=$(cat "$work/nan.trace" | "$fraglab" info - /dev/stdin 2>&1); rc=$?
+expect "standard input named twice is refused" '[[ $rc -eq 2 && $err == *"- and /dev/stdin both name standard input"* ]]'
+
+# view's page is capped (its states, all policies together), and names the cap.
+err=$("$fraglab" view "$work/nan.trace" -p tlsf,best_fit --states 20000 -o "$work/big-view.html" 2>&1); rc=$?
+expect "a view of more states than a page holds is refused before any work" \
+  '[[ $rc -eq 2 && $err == *"--states 20000 with 2 policies asks for a page of 40002 states; a page holds at most 30000"* && ! -e $work/big-view.html ]]'
+
 report cli

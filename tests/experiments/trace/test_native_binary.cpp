@@ -147,8 +147,9 @@ TEST(NativeBinary, MalformedFilesNameTheByteOffset)
   EXPECT_EQ(error_of(v2), "byte 8: native binary version 2; this fraglab reads version 1");
   EXPECT_EQ(error_of(header(1, 1, 1, 2)), "byte 16: header counts disagree: 1 events but 1 allocations and 1 frees");
   EXPECT_EQ(error_of(header(1, 0, 0, 0) + "\x08"), "byte 40: the header says 0 slots for 1 events (slot 0 is always one)");
-  // A release: the tag alone, one byte, in slot 0 (never live).
-  EXPECT_EQ(error_of(header(1, 0, 0, 1) + "\x08"), "no error");
+  // A release: the tag alone, one byte, in slot 0 (never live); an allocation makes it a trace.
+  EXPECT_EQ(error_of(header(2, 1, 0, 2) + std::string("\x00\x01\x08\x08", 4)), "no error");
+  EXPECT_NE(error_of(header(1, 0, 0, 1) + "\x08").find("no allocation in it, only 0 frees and 1 cache releases"), std::string::npos);
   // Corrupted counts fail at the header, before any table is sized by them.
   EXPECT_EQ(error_of(ok.substr(0, 64 + 3)), "byte 16: the header promises 2 events, more than the 3 bytes after it can hold");
   EXPECT_EQ(error_of(header(2, 1, 1, 1000) + ok.substr(64)),
@@ -159,7 +160,7 @@ TEST(NativeBinary, MalformedFilesNameTheByteOffset)
   EXPECT_EQ(error_of(ok.substr(0, 64 + 4)), "byte 67: truncated record: expected a slot");
   EXPECT_EQ(error_of(header(1, 1, 0, 2) + std::string("\x10\x01\x08", 3)),
             "byte 64: unknown event tag 0x10 (expected an allocation, a free or a release)");
-  EXPECT_EQ(error_of(header(1, 0, 1, 1) + std::string("\x03\x01", 2)),
+  EXPECT_EQ(error_of(header(1, 1, 0, 2) + std::string("\x03\x01\x08", 3)),
             "byte 64: unknown event tag 0x03 (expected an allocation, a free or a release)");
   EXPECT_EQ(error_of(header(1, 1, 0, 2) + std::string("\x00\x05\x08", 3)),
             "byte 64: slot 5 is out of range (the header says 2 slots)");
