@@ -57,7 +57,7 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
   // The mean of sizes whose sum may pass 2^64 (many large allocations over a long trace).
   unsigned __int128 const total = std::accumulate(sizes.begin(), sizes.end(), static_cast<unsigned __int128>(0));
   auto const n = [](auto v) { return std::to_string(v); };
-  return {
+  std::vector<std::pair<std::string, std::string>> out{
       {"trace", t.name},
       {"format", t.source_format.empty() ? std::string("native text") : t.source_format},
       {"events", n(t.event_count())},
@@ -80,6 +80,10 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
       {"lifetime_p99_events", quantile(lifetimes, 0.99)},
       {"lifetime_max_events", quantile(lifetimes, 1.0)},
   };
+  std::string notes;
+  for (auto const& n : t.notes) notes += (notes.empty() ? "" : "; ") + n;
+  out.emplace_back("notes", notes);
+  return out;
 }
 
 }  // namespace fraglab

@@ -283,7 +283,11 @@ class snapshot_parser {
       else if (action == "segment_map") ev.op = snapshot_op::segment_map;
       else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
       else if (action == "oom") ev.op = snapshot_op::oom;
-      else return;  // free_requested and snapshot are not decisions to replay
+      else {
+        // free_requested and snapshot are not decisions to replay; anything else is new.
+        if (action != "free_requested" && action != "snapshot") ++out.unknown_actions[action];
+        return;
+      }
       if (ev.op == snapshot_op::oom) ++out.recorded_ooms;
       // An oom records the device's free bytes: as `addr` until PyTorch 2.x, as `device_free`
       // (with no `addr`) since.

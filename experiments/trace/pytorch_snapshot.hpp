@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,9 @@ struct device_snapshot {
   std::vector<snapshot_segment> initial_segments;  // sorted by address
   std::vector<snapshot_event> events;              // alloc, free_completed, segment_alloc/free/map/unmap
   std::size_t recorded_ooms = 0;                   // `oom` entries: allocations PyTorch could not serve
+  // Entries of actions this reader does not know (a newer PyTorch's), by name, with their
+  // count: left out of the replay, and said so (trace::notes).
+  std::map<std::string, std::size_t> unknown_actions;
   // The call sites (call_site.hpp) of the recording's stack frames, [0] = "" for none; empty
   // where it recorded no frames.
   std::vector<std::string> sites;

@@ -132,6 +132,8 @@ trace device_trace(device_snapshot const& d, std::string name)
   t.name = std::move(name);
   t.device = d.device;
   t.recorded_failures = d.recorded_ooms;
+  for (auto const& [action, count] : d.unknown_actions)
+    t.notes.push_back(std::to_string(count) + " entries of action '" + action + "', which this fraglab does not know, left out");
   std::unordered_map<std::uint64_t, std::uint32_t> slots;
   auto slot = [&](std::uint64_t address) {
     return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
@@ -280,6 +282,8 @@ std::vector<trace> read_any_format(std::string const& path)
     case trace_format::tf_bfc_log: {
       tf_bfc_log const log = read_tf_bfc_log(path);
       traces = tf_log_traces(log);
+      for (std::size_t i = 0; i < traces.size(); ++i)
+        if (std::string caveat = tf_log_caveats(log, log.allocators[i]); !caveat.empty()) traces[i].notes.push_back(std::move(caveat));
       break;
     }
     case trace_format::native_text: traces.push_back(read_native_text_file(path)); break;

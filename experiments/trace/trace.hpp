@@ -99,6 +99,10 @@ struct trace {
   // KEY=VALUE: a replay cannot say what they changed (verify and tune refuse them).
   std::vector<std::string> recorded_unmodelled;
 
+  // What the reader left out or cannot vouch for, in sentences (`fraglab info` prints them):
+  // a snapshot's entries of unknown actions, a TF log that starts mid-run.
+  std::vector<std::string> notes;
+
   [[nodiscard]] bool streamed() const noexcept { return !streamed_from.empty(); }
   [[nodiscard]] std::uint64_t event_count() const noexcept { return streamed() ? streamed_events : events.size(); }
 };

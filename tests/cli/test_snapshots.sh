@@ -49,6 +49,10 @@ pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/huge-
 traces[1][-1] = {"action": "alloc", "size": 512, "stream": 0}
 pickle.dump({"segments": segments, "device_traces": traces}, open(f"{work}/no-addr.pickle", "wb"), protocol=2)
 traces[1].pop()
+unknown = [list(t) for t in traces]
+unknown[0].append({"action": "memory_fence", "addr": 0, "size": 1, "stream": 0})
+unknown[0].append({"action": "memory_fence", "addr": 0, "size": 1, "stream": 0})
+pickle.dump({"segments": segments, "device_traces": unknown}, open(f"{work}/unknown.pickle", "wb"), protocol=2)
 bad = [dict(g) for g in segments]
 del bad[2]["stream"]
 pickle.dump({"segments": bad, "device_traces": traces}, open(f"{work}/no-stream.pickle", "wb"), protocol=2)
@@ -255,5 +259,9 @@ err=$("$fraglab" info "$work/no-addr.pickle" 2>&1); rc=$?
 expect "a missing key is named at its entry" '[[ $rc -eq 2 && $err == *"no-addr.pickle: device_traces[1][2]: expected key '"'"'addr'"'"' in an event"* ]]'
 err=$("$fraglab" info "$work/no-stream.pickle" 2>&1); rc=$?
 expect "and in a segment" '[[ $rc -eq 2 && $err == *"no-stream.pickle: segments[2]: expected key '"'"'stream'"'"' in a segment"* ]]'
+
+out=$("$fraglab" info "$work/unknown.pickle" --device 0 2>&1); rc=$?
+expect "entries of an action fraglab does not know are left out, and said so" \
+  '[[ $rc -eq 0 && $out == *"notes: 2 entries of action '"'"'memory_fence'"'"', which this fraglab does not know, left out"* ]]'
 
 report snapshots

@@ -157,7 +157,10 @@ TEST(TfBfcLog, ALogThatStartsMidRunIsReadAndVerifyRefusesIt)
   EXPECT_EQ(a.unknown_frees, 1u);
   EXPECT_EQ(a.outside_regions, 1u);
   EXPECT_NE(tf_log_caveats(log, a).find("starts mid-run (1 frees of blocks allocated before its first line, 1 allocations outside"), std::string::npos);
-  EXPECT_EQ(read_trace(f.path()).allocs, 1u);  // a replay starts from its first line
+  trace const t = read_trace(f.path());
+  EXPECT_EQ(t.allocs, 1u);  // a replay starts from its first line
+  ASSERT_EQ(t.notes.size(), 1u);  // and `fraglab info` says why it may not stand for the run
+  EXPECT_EQ(t.notes[0], tf_log_caveats(log, a));
   std::string const e = testing::error_text<input_error>([&] { (void)verify_file(f.path()); });
   EXPECT_NE(e.find("verify cannot check it"), std::string::npos) << e;
 }
