@@ -10,7 +10,8 @@ seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS [TARGET...]}
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_read_trace fuzz_native_text fuzz_native_binary fuzz_rmm_csv fuzz_pickle fuzz_policy_ops fuzz_policy_params fuzz_equivalence)
+((${#targets[@]})) || targets=(fuzz_read_trace fuzz_native_text fuzz_native_binary fuzz_rmm_csv fuzz_pickle fuzz_policy_ops fuzz_policy_params fuzz_equivalence
+                                  fuzz_minimalloc_csv fuzz_markdown)
 mkdir -p "$build/fuzz-artifacts"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
