@@ -1,6 +1,13 @@
 #include "experiments/cli/preload_library.hpp"
 
+#include "experiments/output/write_fully.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -26,6 +33,23 @@ fs::path find_preload_library(std::string_view file, std::string const& given, c
   for (auto const& c : candidates)
     if (fs::is_regular_file(c, ec)) return c;
   return {};
+}
+
+program_invocation split_at_dashes(std::vector<std::string> const& args)
+{
+  auto const dashes = std::find(args.begin(), args.end(), "--");
+  return {{args.begin(), dashes}, {dashes == args.end() ? dashes : dashes + 1, args.end()}};
+}
+
+void exec_program(std::vector<std::string> const& command, std::string_view who)
+{
+  std::vector<char*> argv;
+  for (auto const& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::string const msg = std::string(who) + ": cannot run " + command[0] + ": " + std::strerror(errno) + "\n";
+  (void)write_fully(STDERR_FILENO, reinterpret_cast<unsigned char const*>(msg.data()), msg.size());
+  ::_exit(127);
 }
 
 void prepend_preload(fs::path const& library)

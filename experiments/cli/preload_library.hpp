@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fraglab::cli {
 
@@ -16,5 +17,16 @@ std::filesystem::path find_preload_library(std::string_view file, std::string co
 
 // Puts `library` in front of the LD_PRELOAD this process passes on (in a child before exec).
 void prepend_preload(std::filesystem::path const& library);
+
+// `fraglab COMMAND OPTIONS... -- PROGRAM ARGS...`: the options, and the program to run.
+struct program_invocation {
+  std::vector<std::string> options;
+  std::vector<std::string> command;
+};
+program_invocation split_at_dashes(std::vector<std::string> const& args);
+
+// In a child: runs `command` in place of this process, or says why it cannot (as `who`) and
+// exits 127, as a shell does.
+[[noreturn]] void exec_program(std::vector<std::string> const& command, std::string_view who);
 
 }  // namespace fraglab::cli

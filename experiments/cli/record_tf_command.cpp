@@ -6,7 +6,6 @@
 #include "experiments/cli/preload_library.hpp"
 
 #include "experiments/output/output_file.hpp"
-#include "experiments/output/write_fully.hpp"
 
 #include <boost/program_options.hpp>
 #include <zstd.h>
@@ -143,9 +142,7 @@ std::string shell_words(std::vector<std::string> const& command)
 
 int record_tf(std::vector<std::string> const& args)
 {
-  auto const dashes = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> const options(args.begin(), dashes);
-  std::vector<std::string> const command(dashes == args.end() ? dashes : dashes + 1, args.end());
+  auto const [options, command] = split_at_dashes(args);
   po::options_description desc(
       "fraglab record-tf [-o FILE] -- PROGRAM [ARGS...]\n\n"
       "  fraglab record-tf -- python train.py          train.tflog.zst: TF's BFC allocator, every allocation and free\n"
@@ -194,13 +191,7 @@ int record_tf(std::vector<std::string> const& args)
     ::dup2(pipe_fds[1], STDERR_FILENO);
     ::close(pipe_fds[1]);
     set_recording_environment(stacks);
-    std::vector<char*> argv;
-    for (auto const& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::string const msg = "fraglab record-tf: cannot run " + command[0] + ": " + std::strerror(errno) + "\n";
-    (void)write_fully(STDERR_FILENO, reinterpret_cast<unsigned char const*>(msg.data()), msg.size());
-    ::_exit(127);
+    exec_program(command, "fraglab record-tf");
   }
   ::close(pipe_fds[1]);
   // Like time(1): a ^C is for the program, and the recording still follows.

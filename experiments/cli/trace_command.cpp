@@ -53,21 +53,14 @@ std::set<fs::path> trace_files_in(fs::path const& dir)
   else ::setenv("FRAGLAB_TRACE_ONLY", only.c_str(), 1);
   prepend_preload(tracer);
   ::setenv("FRAGLAB_TRACE_DIR", dir.c_str(), 1);
-  std::vector<char*> argv;
-  for (auto const& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  std::cerr << "fraglab trace: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
-  ::_exit(127);
+  exec_program(command, "fraglab trace");
 }
 
 }  // namespace
 
 int trace_program(std::vector<std::string> const& args)
 {
-  auto const dashes = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> const options(args.begin(), dashes);
-  std::vector<std::string> const command(dashes == args.end() ? dashes : dashes + 1, args.end());
+  auto const [options, command] = split_at_dashes(args);
   po::options_description desc(
       "fraglab trace [-o DIR] [--only NAME] [--tracer LIB] -- PROGRAM [ARGS...]\n\n"
       "  fraglab trace -- sqlite3 :memory: \".read q.sql\"        one PROGRAM.PID.fbin per process, here\n"
