@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <stdexcept>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace fraglab::trace {
