@@ -55,7 +55,8 @@ std::vector<std::pair<std::string, std::string>> trace_statistics(trace::trace c
     }
   });
   // The mean of sizes whose sum may pass 2^64 (many large allocations over a long trace).
-  unsigned __int128 const total = std::accumulate(sizes.begin(), sizes.end(), static_cast<unsigned __int128>(0));
+  __extension__ using u128 = unsigned __int128;
+  u128 const total = std::accumulate(sizes.begin(), sizes.end(), u128{0});
   auto const n = [](auto v) { return std::to_string(v); };
   std::vector<std::pair<std::string, std::string>> out{
       {"trace", t.name},

@@ -22,7 +22,7 @@ inline constexpr std::uint64_t largest_load = std::uint64_t{1} << 62;
 // them; summed in 64 bits they would wrap): the first such time step, else nullopt.
 [[nodiscard]] inline std::optional<std::uint64_t> load_too_large_at(problem const& p)
 {
-  std::vector<std::pair<std::uint64_t, unsigned __int128>> starts, ends;
+  std::vector<std::pair<std::uint64_t, area_type>> starts, ends;  // area_type: 128 bits
   for (buffer const& b : p.buffers) {
     if (!occupies_space(b)) continue;
     starts.emplace_back(b.lower, b.size);
@@ -30,7 +30,7 @@ inline constexpr std::uint64_t largest_load = std::uint64_t{1} << 62;
   }
   std::sort(starts.begin(), starts.end());
   std::sort(ends.begin(), ends.end());
-  unsigned __int128 live = 0;
+  area_type live = 0;
   std::size_t e = 0;
   for (auto const& [time, size] : starts) {
     for (; e < ends.size() && ends[e].first <= time; ++e) live -= ends[e].second;
