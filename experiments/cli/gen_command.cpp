@@ -13,7 +13,6 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
-#include <charconv>
 #include <limits>
 #include <map>
 #include <span>
@@ -40,6 +39,8 @@ class option_values {
 
   std::string const& text(std::string const& name) const { return values_.at(name); }
 
+  std::uint64_t seed() const { return integer("seed", 0, std::numeric_limits<std::uint64_t>::max()); }
+
   // A number the workload's shape takes, within [min, max] always.
   std::uint64_t integer(std::string const& name, std::uint64_t min, std::uint64_t max) const
   {
@@ -49,13 +50,11 @@ class option_values {
   // A count that only costs time and space: at most `max` unless --unbounded.
   std::uint64_t count(std::string const& name, std::uint64_t min, std::uint64_t max) const
   {
-    if (unbounded_) return count_option(name, text(name), min, std::numeric_limits<std::uint64_t>::max());
-    std::uint64_t v = 0;
-    auto const [end, ec] = std::from_chars(text(name).data(), text(name).data() + text(name).size(), v);
-    if ((ec == std::errc{} && end == text(name).data() + text(name).size() && v > max) || ec == std::errc::result_out_of_range)
+    std::uint64_t const v = count_option(name, text(name), min, std::numeric_limits<std::uint64_t>::max());
+    if (v > max && !unbounded_)
       throw std::invalid_argument("--" + name + ": at most " + std::to_string(max) + " without --unbounded (a trace that size takes hours and "
                                   "gigabytes), got " + text(name));
-    return count_option(name, text(name), min, max);
+    return v;
   }
 
   template <class Enum>
@@ -111,13 +110,13 @@ struct workload_kind {
 
 trace::trace phases(option_values const& o, trace::trace_writer* out)
 {
-  return gen::generate_phases({o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max()), o.count("phases", 1, 1'000'000), o.count("objects", 1, 100'000'000)}, out);
+  return gen::generate_phases({o.seed(), o.count("phases", 1, 1'000'000), o.count("objects", 1, 100'000'000)}, out);
 }
 
 trace::trace random_sizes(option_values const& o, trace::trace_writer* out)
 {
   gen::random_params p;
-  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
+  p.seed = o.seed();
   p.allocations = o.count("allocations", 1, 200'000'000);
   p.mean_lifetime = o.integer("mean-lifetime", 1, std::uint64_t{1} << 40);
   p.min_size_log2 = static_cast<unsigned>(o.integer("min-size-log2", 0, 39));
@@ -126,15 +125,19 @@ trace::trace random_sizes(option_values const& o, trace::trace_writer* out)
   return gen::generate_random(p, out);
 }
 
+// The bounds of a model's shape, the same for the kinds that take one: far past any model
+// trained or served, short of sizes that wrap.
+constexpr std::uint64_t most_layers = 1024, most_hidden = std::uint64_t{1} << 20, most_heads = 4096, most_vocab = std::uint64_t{1} << 24;
+
 trace::trace transformer(option_values const& o, trace::trace_writer* out)
 {
   gen::transformer_training_params p;
-  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
-  p.layers = o.count("layers", 1, 1024);
-  p.hidden = o.integer("hidden", 1, std::uint64_t{1} << 20);
-  p.heads = o.integer("heads", 1, 4096);
+  p.seed = o.seed();
+  p.layers = o.count("layers", 1, most_layers);
+  p.hidden = o.integer("hidden", 1, most_hidden);
+  p.heads = o.integer("heads", 1, most_heads);
   p.ffn_multiplier = o.integer("ffn-multiplier", 1, 64);
-  p.vocab = o.integer("vocab", 1, std::uint64_t{1} << 24);
+  p.vocab = o.integer("vocab", 1, most_vocab);
   p.batch = o.count("batch", 1, 1 << 16);
   p.seq_len = o.count("seq-len", 1, std::uint64_t{1} << 22);
   p.seq_dist = o.choice<gen::sequence_length_distribution>(
@@ -160,13 +163,13 @@ trace::trace transformer(option_values const& o, trace::trace_writer* out)
 trace::trace llm_serving(option_values const& o, trace::trace_writer* out)
 {
   gen::llm_serving_params p;
-  p.seed = o.integer("seed", 0, std::numeric_limits<std::uint64_t>::max());
-  p.layers = o.count("layers", 1, 1024);
-  p.hidden = o.integer("hidden", 1, std::uint64_t{1} << 20);
-  p.heads = o.integer("heads", 1, 4096);
-  p.kv_heads = o.integer("kv-heads", 1, 4096);
+  p.seed = o.seed();
+  p.layers = o.count("layers", 1, most_layers);
+  p.hidden = o.integer("hidden", 1, most_hidden);
+  p.heads = o.integer("heads", 1, most_heads);
+  p.kv_heads = o.integer("kv-heads", 1, most_heads);
   p.ffn = o.integer("ffn", 1, std::uint64_t{1} << 22);
-  p.vocab = o.integer("vocab", 1, std::uint64_t{1} << 24);
+  p.vocab = o.integer("vocab", 1, most_vocab);
   p.dtype_bytes = o.dtype_bytes("dtype");
   p.layout = o.choice<gen::kv_cache_layout>("kv-layout", {{"contiguous", gen::kv_cache_layout::contiguous},
                                                           {"paged", gen::kv_cache_layout::paged}});

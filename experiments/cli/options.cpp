@@ -200,14 +200,7 @@ double seconds_option(std::string const& name, std::string const& text)
 
 std::uint64_t count_option(std::string const& name, std::string const& text, std::uint64_t least, std::uint64_t most)
 {
-  std::uint64_t v = 0;
-  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && end == text.data() + text.size() && v > most))
-    throw std::invalid_argument("--" + name + ": expected at most " + std::to_string(most) + ", got " + text);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
-    throw std::invalid_argument("--" + name + ": expected a whole number, got '" + text + "'");
-  if (v < least) throw std::invalid_argument("--" + name + ": expected at least " + std::to_string(least) + ", got " + text);
-  return v;
+  return parse_count("--" + name, text, least, most);
 }
 
 void add_jobs_option(po::options_description& desc, char const* help)

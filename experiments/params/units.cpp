@@ -2,8 +2,10 @@
 
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace fraglab {
@@ -71,6 +73,19 @@ std::string format_size(std::size_t bytes)
   if (unit == 0) std::snprintf(buf, sizeof buf, "%zuB", bytes);
   else std::snprintf(buf, sizeof buf, "%.1f%s", value, names[unit]);
   return buf;
+}
+
+std::uint64_t parse_count(std::string_view name, std::string_view text, std::uint64_t least, std::uint64_t most)
+{
+  std::string const n(name), t(text);
+  std::uint64_t v = 0;
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && end == text.data() + text.size() && v > most))
+    throw std::invalid_argument(n + ": expected at most " + std::to_string(most) + ", got " + t);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
+    throw std::invalid_argument(n + ": expected a whole number, got '" + t + "'");
+  if (v < least) throw std::invalid_argument(n + ": expected at least " + std::to_string(least) + ", got " + t);
+  return v;
 }
 
 }  // namespace fraglab

@@ -19,7 +19,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <charconv>
 #include <limits>
 #include <thread>
 #include <stdexcept>
@@ -45,20 +44,13 @@ std::vector<std::string> policy_list(py::handle policies)
   return specs;
 }
 
-// A whole number in [least, most], refused as the command line refuses an option's (no cast
-// error, no silent wrap) whatever the Python int's size or the value's type.
+// A whole number in [least, most], refused in the command line's words (parse_count), never
+// a cast error or a silent wrap, whatever the Python int's size or the value's type.
 std::uint64_t whole_value(char const* name, py::handle value, std::uint64_t least, std::uint64_t most)
 {
   if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
     throw std::invalid_argument(std::string(name) + ": expected a whole number, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
-  std::string const text = py::str(value);
-  std::uint64_t v = 0;
-  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && v > most))
-    throw std::invalid_argument(std::string(name) + ": expected at most " + std::to_string(most) + ", got " + text);
-  if (ec != std::errc{} || end != text.data() + text.size() || v < least)
-    throw std::invalid_argument(std::string(name) + ": expected at least " + std::to_string(least) + ", got " + text);
-  return v;
+  return parse_count(name, std::string(py::str(value)), least, most);
 }
 
 unsigned jobs_value(py::handle jobs)

@@ -132,7 +132,7 @@ def test_tune_equals_the_command_line(tmp_path):
     (lambda t: fraglab.replay(t, "best_fit", capacity=2**64), "capacity: expected at most 18446744073709551615, got 18446744073709551616"),
     (lambda t: fraglab.replay(t, "best_fit", capacity=-5), "capacity: expected a size, got -5"),
     (lambda t: fraglab.replay(t, "best_fit", jobs=0), "jobs: expected at least 1, got 0"),
-    (lambda t: fraglab.sweep(t, "tf_bfc", {"split_ratio": [1, 2]}, jobs=-1), "jobs: expected at least 1, got -1"),
+    (lambda t: fraglab.sweep(t, "tf_bfc", {"split_ratio": [1, 2]}, jobs=-1), "jobs: expected a whole number, got '-1'"),
     (lambda t: fraglab.capacity(t, "best_fit", jobs=2**40), "jobs: expected at most 4294967295"),
     (lambda t: fraglab.replay(t, "best_fit", jobs="2"), "jobs: expected a whole number, got str"),
     (lambda t: fraglab.replay(t, "best_fit", params={"backoff": float("nan")}), "parameter backoff: expected a finite number, got 'nan'"),
