@@ -1,9 +1,9 @@
 #include "experiments/replay/verify_snapshot.hpp"
 
 #include "backends/recorded_backend.hpp"
+#include "experiments/trace/input_error.hpp"
 
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -12,18 +12,6 @@ namespace {
 
 namespace pt = presets::pytorch;
 using alloc_type = allocator<pt::policy, recorded_backend>;
-
-std::string hex(std::uint64_t x)
-{
-  std::ostringstream o;
-  o << "0x" << std::hex << x;
-  return o.str();
-}
-
-void note(verify_result& r, std::size_t event, std::string what)
-{
-  if (r.first_mismatches.size() < 10) r.first_mismatches.push_back({event, std::move(what)});
-}
 
 verify_result verify_device(trace::device_snapshot const& d, pt::settings const& settings)
 {
@@ -53,18 +41,18 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
         std::uint64_t const maps_before = a.backend().matched_maps(), mismapped_before = a.backend().mismatched_maps();
         allocation const got = a.allocate(e.size, 1, e.stream);
         if (got.address == e.address) ++r.addresses_matched;
-        else note(r, i, "alloc of " + std::to_string(e.size) + " B: PyTorch chose " + hex(e.address) + ", the preset " + hex(got.address));
+        else r.mismatch(i, "alloc of " + std::to_string(e.size) + " B: PyTorch chose " + address_text(e.address) + ", the preset " + address_text(got.address));
         r.segments_matched += a.backend().matched() - matched_before;
         if (a.backend().unexpected() + a.backend().mismatched_size() != unexpected_before)
-          note(r, i, "the preset asked for a segment PyTorch did not allocate here");
+          r.mismatch(i, "the preset asked for a segment PyTorch did not allocate here");
         if (a.backend().pending() != 0) {
-          note(r, i, "PyTorch allocated a segment here that the preset did not need");
+          r.mismatch(i, "PyTorch allocated a segment here that the preset did not need");
           a.backend().discard_pending();
         }
         r.maps_matched += a.backend().matched_maps() - maps_before;
-        if (a.backend().mismatched_maps() != mismapped_before) note(r, i, "the preset mapped pages PyTorch did not map here");
+        if (a.backend().mismatched_maps() != mismapped_before) r.mismatch(i, "the preset mapped pages PyTorch did not map here");
         if (a.backend().pending_maps() != 0) {
-          note(r, i, "PyTorch mapped pages here that the preset did not need");
+          r.mismatch(i, "PyTorch mapped pages here that the preset did not need");
           a.backend().discard_pending_maps();
         }
         (void)a.backend().take_released();  // what the preset's own miss path gave back
@@ -74,7 +62,7 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
       case trace::snapshot_op::free: {
         auto it = ours.find(e.address);
         if (it == ours.end()) {
-          note(r, i, "free of " + hex(e.address) + ", which is not live in the replay");
+          r.mismatch(i, "free of " + address_text(e.address) + ", which is not live in the replay");
           break;
         }
         a.deallocate(it->second);
@@ -88,7 +76,7 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
       case trace::snapshot_op::segment_free:
         ++r.segments_total;
         if (a.release_region(e.address)) ++r.segments_matched;
-        else note(r, i, "PyTorch released segment " + hex(e.address) + ", which the preset does not hold free");
+        else r.mismatch(i, "PyTorch released segment " + address_text(e.address) + ", which the preset does not hold free");
         (void)a.backend().take_released();
         break;
       case trace::snapshot_op::oom: {
@@ -103,7 +91,7 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
         if (!got) {
           ++r.ooms_matched;
         } else {
-          note(r, i, "PyTorch ran out of memory for " + std::to_string(e.size) + " B with " + std::to_string(e.address) +
+          r.mismatch(i, "PyTorch ran out of memory for " + std::to_string(e.size) + " B with " + std::to_string(e.address) +
                          " B free on the device; the preset served it");
           a.deallocate(got.address);
         }
@@ -131,17 +119,17 @@ verify_result verify_device(trace::device_snapshot const& d, pt::settings const&
             ++r.maps_matched;
             released.erase(same);
           } else {
-            note(r, u.index, "PyTorch unmapped " + std::to_string(u.size) + " B at " + hex(u.address) + "; the preset did not");
+            r.mismatch(u.index, "PyTorch unmapped " + std::to_string(u.size) + " B at " + address_text(u.address) + "; the preset did not");
           }
         }
         --k;
-        if (!released.empty()) note(r, i, "the preset gave back memory PyTorch kept when it emptied its cache");
+        if (!released.empty()) r.mismatch(i, "the preset gave back memory PyTorch kept when it emptied its cache");
         break;
       }
     }
   }
   if (a.backend().pending() != 0)
-    note(r, d.events.empty() ? 0 : d.events.back().index, "segments announced at the end were never requested");
+    r.mismatch(d.events.empty() ? 0 : d.events.back().index, "segments announced at the end were never requested");
   return r;
 }
 

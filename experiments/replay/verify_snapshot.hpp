@@ -40,6 +40,12 @@ struct verify_result {
   std::uint64_t ooms_total = 0;
   std::vector<verify_mismatch> first_mismatches;  // up to 10, for the report
 
+  // Records a mismatch at `where` (a snapshot's entry, a log's line) among the first ten.
+  void mismatch(std::size_t where, std::string what)
+  {
+    if (first_mismatches.size() < 10) first_mismatches.push_back({where, std::move(what)});
+  }
+
   // Nothing was recorded after the start state: there is no decision to compare.
   [[nodiscard]] bool empty() const noexcept
   {

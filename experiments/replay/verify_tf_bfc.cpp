@@ -1,10 +1,10 @@
 #include "experiments/replay/verify_tf_bfc.hpp"
 
 #include "backends/recorded_backend.hpp"
+#include "experiments/trace/input_error.hpp"
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <deque>
 #include <unordered_map>
 
@@ -17,18 +17,6 @@ using alloc_type = allocator<tf::policy, recorded_backend>;
 constexpr std::uint64_t mib = std::uint64_t{1} << 20;
 constexpr std::uint64_t tf_default_cpu_limit = std::uint64_t{64} << 30;  // TF_CPU_BFC_MEM_LIMIT_IN_MB's default
 constexpr std::string_view tf_cpu_allocator = "bfc_cpu_allocator_for_gpu";
-
-std::string hex(std::uint64_t x)
-{
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
-  return buf;
-}
-
-void note(verify_result& r, std::size_t line, std::string what)
-{
-  if (r.first_mismatches.size() < 10) r.first_mismatches.push_back({line, std::move(what)});
-}
 
 }  // namespace
 
@@ -60,11 +48,11 @@ verify_result verify_tf_allocator(trace::tf_allocator_log const& a, tf::settings
         ++r.segments_matched;
         released.erase(same);
       } else {
-        note(r, g.line, "TF gave back the region at " + hex(g.address) + "; the preset did not");
+        r.mismatch(g.line, "TF gave back the region at " + address_text(g.address) + "; the preset did not");
       }
     }
     given_back.clear();
-    if (!released.empty()) note(r, line, "the preset gave back the region at " + hex(released.front().address) + ", which TF kept");
+    if (!released.empty()) r.mismatch(line, "the preset gave back the region at " + address_text(released.front().address) + ", which TF kept");
   };
   for (trace::tf_event const& e : a.events) {
     switch (e.op) {
@@ -82,12 +70,12 @@ verify_result verify_tf_allocator(trace::tf_allocator_log const& a, tf::settings
         std::uint64_t const wrong_before = backend.unexpected() + backend.mismatched_size();
         allocation const got = alloc.allocate(e.size);
         if (got.address == e.address) ++r.addresses_matched;
-        else note(r, e.line, "alloc of " + std::to_string(e.size) + " B: TF chose " + hex(e.address) + ", the preset " + (got ? hex(got.address) : "none"));
+        else r.mismatch(e.line, "alloc of " + std::to_string(e.size) + " B: TF chose " + address_text(e.address) + ", the preset " + (got ? address_text(got.address) : "none"));
         r.segments_matched += backend.matched() - matched_before;
         if (backend.unexpected() + backend.mismatched_size() != wrong_before)
-          note(r, e.line, "the preset acquired a region TF did not acquire here");
+          r.mismatch(e.line, "the preset acquired a region TF did not acquire here");
         if (backend.pending() != 0) {
-          note(r, e.line, "TF acquired a region here that the preset did not need");
+          r.mismatch(e.line, "TF acquired a region here that the preset did not need");
           backend.discard_pending();
         }
         compare_released(e.line);
@@ -101,7 +89,7 @@ verify_result verify_tf_allocator(trace::tf_allocator_log const& a, tf::settings
         if (!got) {
           ++r.ooms_matched;
         } else {
-          note(r, e.line, "TF failed to allocate " + std::to_string(e.size) + " B; the preset served it");
+          r.mismatch(e.line, "TF failed to allocate " + std::to_string(e.size) + " B; the preset served it");
           alloc.deallocate(got.address);
         }
         break;
@@ -109,7 +97,7 @@ verify_result verify_tf_allocator(trace::tf_allocator_log const& a, tf::settings
       case trace::tf_op::free: {
         auto const it = ours.find(e.address);
         if (it == ours.end()) {
-          note(r, e.line, "free of " + hex(e.address) + ", which is not live in the replay");
+          r.mismatch(e.line, "free of " + address_text(e.address) + ", which is not live in the replay");
           break;
         }
         alloc.deallocate(it->second);
@@ -118,7 +106,7 @@ verify_result verify_tf_allocator(trace::tf_allocator_log const& a, tf::settings
       }
     }
   }
-  if (backend.pending() != 0) note(r, a.events.empty() ? 0 : a.events.back().line, "regions acquired at the end were never asked for");
+  if (backend.pending() != 0) r.mismatch(a.events.empty() ? 0 : a.events.back().line, "regions acquired at the end were never asked for");
   return r;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,14 @@ inline std::string quoted(std::string_view text)
   }
   out += text.size() > shown ? "'... (" + std::to_string(text.size()) + " bytes)" : "'";
   return out;
+}
+
+// An address as messages show it: 0x7f3a00000000.
+inline std::string address_text(std::uint64_t address)
+{
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
+  return buf;
 }
 
 }  // namespace fraglab

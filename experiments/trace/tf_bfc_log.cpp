@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -353,7 +352,7 @@ class log_reader {
           auto const [it, added] = live[p.allocator].try_emplace(e.address, live_block{e.line, e.site});
           if (!added)
             throw input_error(path_, e.line,
-                              a.name + " returned " + hex(e.address) + ", which the log has live since line " +
+                              a.name + " returned " + address_text(e.address) + ", which the log has live since line " +
                                   std::to_string(it->second.line) +
                                   ": the lines are not in the allocator's order (record at verbosity 4, as fraglab record-tf does, "
                                   "so that each entry has a line written under the allocator's lock)");
@@ -384,13 +383,6 @@ class log_reader {
       throw input_error(path_ + ": no BFC allocation in it: expected TensorFlow's log at TF_CPP_VMODULE=bfc_allocator=4 with "
                                 "TF_CPU_ALLOCATOR_USE_BFC=1 (fraglab record-tf -- PROGRAM records one)");
     return std::move(log_);
-  }
-
-  static std::string hex(std::uint64_t x)
-  {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
-    return buf;
   }
 
   std::string path_;
