@@ -9,14 +9,15 @@
 
 namespace fraglab {
 
-void check_is_verifiable(std::string const& path)
+trace::trace_format check_is_verifiable(std::string const& path)
 {
   // Another format read as a pickle would fail on a length its bytes happen to spell.
-  if (trace::trace_format const f = trace::detect_format(path);
-      f != trace::trace_format::pytorch_snapshot && f != trace::trace_format::tf_bfc_log)
+  trace::trace_format const f = trace::detect_format(path);
+  if (f != trace::trace_format::pytorch_snapshot && f != trace::trace_format::tf_bfc_log)
     throw input_error(path + ": " + std::string(trace::to_string(f)) +
                       ", not a PyTorch memory snapshot (torch.cuda.memory._snapshot(), pickled) nor a TensorFlow BFC log "
                       "(fraglab record-tf): verify compares a real allocator's recorded decisions");
+  return f;
 }
 
 void check_verify_policy(std::string const& policy)
@@ -57,8 +58,7 @@ verified_file verify_tf_log(std::string const& path, std::string const& policy, 
 verified_file verify_file(std::string const& path, std::string const& policy, std::optional<trace::allocator_choice> which)
 {
   check_verify_policy(policy);
-  check_is_verifiable(path);
-  if (trace::detect_format(path) == trace::trace_format::tf_bfc_log) return verify_tf_log(path, policy, which);
+  if (check_is_verifiable(path) == trace::trace_format::tf_bfc_log) return verify_tf_log(path, policy, which);
   if (policy == "tf_bfc") throw std::invalid_argument(path + ": a PyTorch memory snapshot, which tf_bfc did not record");
   if (which && !which->device) throw std::invalid_argument("--device: a PyTorch snapshot's allocators are devices (N or cuda:N), got " + which->name);
   std::optional<int> const device = which ? which->device : std::nullopt;

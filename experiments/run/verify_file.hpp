@@ -26,8 +26,8 @@ struct verified_file {
 // Throws std::invalid_argument unless `policy` is auto, pytorch_caching, pytorch_expandable or tf_bfc.
 void check_verify_policy(std::string const& policy);
 // Throws input_error when `path` is neither a PyTorch memory snapshot nor a TF BFC log
-// (checked before it is read).
-void check_is_verifiable(std::string const& path);
+// (checked before it is read); returns which it is.
+trace::trace_format check_is_verifiable(std::string const& path);
 
 // `policy`: auto, or the preset the recording's allocator is (pytorch_caching or
 // pytorch_expandable, as a snapshot's settings say; tf_bfc for a TF log); `which`: one

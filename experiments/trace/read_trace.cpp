@@ -48,12 +48,12 @@ trace_format detect_format(std::string const& path)
   if (without_utf8_bom(h).substr(0, 18) == "Thread,Time,Action" || without_utf8_bom(h).substr(0, 24) == R"("Thread","Time","Action")")
     return trace_format::rmm_csv;
   // TF's log starts with whatever the program and TF printed before the allocator's first
-  // line: look further than the other formats' headers.
+  // line: look further than the other formats' headers, in the same stream.
   {
-    std::ifstream again = open_input(path, "a trace file", std::ios::binary);
-    std::string text(tf_log_detection_window, '\0');
-    again.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(again.gcount()));
+    std::string text(h);
+    text.resize(tf_log_detection_window);
+    in.read(text.data() + h.size(), static_cast<std::streamsize>(text.size() - h.size()));
+    text.resize(h.size() + static_cast<std::size_t>(in.gcount()));
     if (looks_like_tf_bfc_log(text)) return trace_format::tf_bfc_log;
   }
   // Both text formats are lines of printable characters; a control byte other than white
