@@ -3,11 +3,13 @@
 #include "experiments/trace/input_error.hpp"
 #include "experiments/trace/input_file.hpp"
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <memory>
 #include <vector>
@@ -15,9 +17,74 @@
 namespace fraglab::pickle {
 namespace {
 
+// The pickle's bytes: a span held by the caller, or a file read a buffer at a time (its size
+// known up front, so that a declared length is checked against what remains before anything
+// is allocated for it).
+class byte_source {
+ public:
+  explicit byte_source(std::span<std::uint8_t const> data) : window_(data), size_(data.size()) {}
+  byte_source(std::istream& in, std::uint64_t size) : in_(&in), buffer_(buffer_size), size_(size) { refill(1); }
+
+  [[nodiscard]] std::uint64_t offset() const noexcept { return base_ + cur_; }
+  [[nodiscard]] std::uint64_t left() const noexcept { return size_ - offset(); }
+  [[nodiscard]] bool empty_input() const noexcept { return size_ == 0; }
+
+  // Makes n bytes (n <= buffer_size) readable at the cursor; false where the input ends first.
+  bool have(std::size_t n)
+  {
+    if (window_.size() - cur_ >= n) return true;
+    return in_ != nullptr && refill(n);
+  }
+  std::uint8_t next() noexcept { return window_[cur_++]; }
+  [[nodiscard]] std::uint8_t const* here() const noexcept { return window_.data() + cur_; }
+  void skip(std::size_t n) noexcept { cur_ += n; }
+
+  // Appends the next n bytes (n <= left()) to `out`, however many buffers they span.
+  template <class Bytes>
+  void copy(Bytes& out, std::uint64_t n)
+  {
+    out.reserve(out.size() + n);
+    while (n > 0) {
+      if (cur_ == window_.size()) refill(1);
+      std::size_t const part = static_cast<std::size_t>(std::min<std::uint64_t>(n, window_.size() - cur_));
+      out.insert(out.end(), window_.data() + cur_, window_.data() + cur_ + part);
+      cur_ += part;
+      n -= part;
+    }
+  }
+
+ private:
+  static constexpr std::size_t buffer_size = 1 << 20;
+
+  // Keeps the unread bytes, reads on behind them until there are n or the input ends.
+  bool refill(std::size_t n)
+  {
+    std::size_t const kept = window_.size() - cur_;
+    std::memmove(buffer_.data(), window_.data() + cur_, kept);
+    base_ += cur_;
+    cur_ = 0;
+    std::size_t filled = kept;
+    while (filled < n || filled == kept) {
+      in_->read(reinterpret_cast<char*>(buffer_.data() + filled), static_cast<std::streamsize>(buffer_.size() - filled));
+      auto const got = static_cast<std::size_t>(in_->gcount());
+      filled += got;
+      if (got == 0) break;
+    }
+    window_ = {buffer_.data(), filled};
+    return filled >= n;
+  }
+
+  std::istream* in_ = nullptr;
+  std::vector<std::uint8_t> buffer_;
+  std::span<std::uint8_t const> window_;
+  std::size_t cur_ = 0;     // in window_
+  std::uint64_t base_ = 0;  // the offset of window_[0]
+  std::uint64_t size_;
+};
+
 class machine {
  public:
-  machine(std::span<std::uint8_t const> data, std::string const& name) : data_(data), name_(name) {}
+  machine(byte_source& in, std::string const& name, item_sink* sink) : in_(in), name_(name), sink_(sink) {}
   machine(machine const&) = delete;
   machine& operator=(machine const&) = delete;
   // A refused input may have left a cycle (built through the memo before STOP found it), which
@@ -32,9 +99,9 @@ class machine {
 
   value_ptr run()
   {
-    if (data_.empty()) fail(0, "empty file: expected a pickle");
+    if (in_.empty_input()) fail(0, "empty file: expected a pickle");
     for (;;) {
-      std::size_t const at = pos_;
+      std::uint64_t const at = in_.offset();
       std::uint8_t const op = byte();
       switch (op) {
         case 0x80: {  // PROTO
@@ -49,7 +116,7 @@ class machine {
           accepted_ = true;
           return stack_.back();
         }
-        case '(': marks_.push_back(stack_.size()); break;  // MARK
+        case '(': marks_.push_back({stack_.size(), 0}); break;  // MARK
         case '0': pop(at); break;                          // POP
         case '1': pop_mark(at); break;                     // POP_MARK
         case '2': push(top(at)); break;                    // DUP
@@ -57,7 +124,7 @@ class machine {
         case 0x88: push(make(true)); break;   // NEWTRUE
         case 0x89: push(make(false)); break;  // NEWFALSE
         case 'J': push(make(static_cast<std::int64_t>(fixed<std::int32_t>(4)))); break;  // BININT
-        case 'K': push(make(static_cast<std::int64_t>(byte()))); break;                  // BININT1
+        case 'K': push(small_int(byte())); break;                                        // BININT1
         case 'M': push(make(static_cast<std::int64_t>(fixed<std::uint16_t>(2)))); break; // BININT2
         case 0x8a: push(long_bytes(at, byte())); break;                                  // LONG1
         case 0x8b: push(long_bytes(at, fixed<std::uint32_t>(4))); break;                 // LONG4
@@ -67,11 +134,11 @@ class machine {
           push(make(std::bit_cast<double>(bits)));
           break;
         }
-        case 0x8c: push(make(text(at, byte()))); break;                  // SHORT_BINUNICODE
-        case 'X': push(make(text(at, fixed<std::uint32_t>(4)))); break;  // BINUNICODE
-        case 0x8d: push(make(text(at, fixed<std::uint64_t>(8)))); break; // BINUNICODE8
-        case 'U': push(make(text(at, byte()))); break;                   // SHORT_BINSTRING
-        case 'T': push(make(text(at, fixed<std::uint32_t>(4)))); break;  // BINSTRING
+        case 0x8c: push(text_value(at, byte())); break;                   // SHORT_BINUNICODE
+        case 'X': push(text_value(at, fixed<std::uint32_t>(4))); break;   // BINUNICODE
+        case 0x8d: push(text_value(at, fixed<std::uint64_t>(8))); break;  // BINUNICODE8
+        case 'U': push(text_value(at, byte())); break;                   // SHORT_BINSTRING
+        case 'T': push(text_value(at, fixed<std::uint32_t>(4))); break;  // BINSTRING
         case 'C': push(make(raw(at, byte()))); break;                    // SHORT_BINBYTES
         case 'B': push(make(raw(at, fixed<std::uint32_t>(4)))); break;   // BINBYTES
         case 0x8e: push(make(raw(at, fixed<std::uint64_t>(8)))); break;  // BINBYTES8
@@ -84,21 +151,18 @@ class machine {
         case 0x87: push(make_tuple(take(at, 3))); break;                 // TUPLE3
         case 't': push(make_tuple(take_to_mark(at))); break;             // TUPLE
         case 0x91: push(make_tuple(take_to_mark(at))); break;            // FROZENSET (read as a tuple)
-        case 'l': push(container(list_value{take_to_mark(at)})); break;  // LIST
+        case 'l': push(container(list_value{take_to_mark(at), 0})); break;  // LIST
         case 'd': {                                                      // DICT
           auto items = take_to_mark(at);
           auto d = container(dict_value{});
           add_pairs(at, *d, items);
           push(d);
+          offer_top();
           break;
         }
-        case 'a': {  // APPEND
-          auto item = pop(at);
-          list_of(at, top(at)).items.push_back(std::move(item));
-          break;
-        }
-        case 'e':     // APPENDS
-        case 0x90: {  // ADDITEMS
+        case 'a': append(at); break;   // APPEND
+        case 'e': appends(at); break;  // APPENDS
+        case 0x90: {                   // ADDITEMS
           auto items = take_to_mark(at);
           auto& l = list_of(at, top(at)).items;
           l.insert(l.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
@@ -114,13 +178,14 @@ class machine {
         case 'u': {  // SETITEMS
           auto items = take_to_mark(at);
           add_pairs(at, *top(at), items);
+          offer_top();
           break;
         }
-        case 'h': push(memo_get(at, byte())); break;                         // BINGET
-        case 'j': push(memo_get(at, fixed<std::uint32_t>(4))); break;        // LONG_BINGET
-        case 'q': memo_[byte()] = top(at); break;                            // BINPUT
-        case 'r': memo_[fixed<std::uint32_t>(4)] = top(at); break;           // LONG_BINPUT
-        case 0x94: memo_[memo_.size()] = top(at); break;                     // MEMOIZE
+        case 'h': push(memo_get(at, byte())); break;                   // BINGET
+        case 'j': push(memo_get(at, fixed<std::uint32_t>(4))); break;  // LONG_BINGET
+        case 'q': memo_put(at, byte()); break;                         // BINPUT
+        case 'r': memo_put(at, fixed<std::uint32_t>(4)); break;        // LONG_BINPUT
+        case 0x94: memo_put(at, memo_size_); break;                    // MEMOIZE
         case 'c': case 0x93: case 'i': case 'R': case 'b': case 'o': case 0x81: case 0x92:
         case 'P': case 'Q': case 0x82: case 0x83: case 0x84: case 0x96: case 0x97: case 0x98:
           fail(at, std::string("refused opcode '") + opcode_name(op) +
@@ -132,54 +197,70 @@ class machine {
   }
 
  private:
-  [[noreturn]] void fail(std::size_t at, std::string const& what) const
+  [[noreturn]] void fail(std::uint64_t at, std::string const& what) const
   {
     throw input_error(name_ + ": byte " + std::to_string(at) + ": " + what);
   }
 
   std::uint8_t byte()
   {
-    if (pos_ >= data_.size()) fail(pos_, "truncated: expected more bytes");
-    return data_[pos_++];
+    if (!in_.have(1)) fail(in_.offset(), "truncated: expected more bytes");
+    return in_.next();
   }
 
   template <class T>
-  T fixed(std::size_t n)  // little-endian
+  T fixed(std::size_t n)  // little-endian, n <= 8
   {
-    if (data_.size() - pos_ < n) fail(pos_, "truncated: expected " + std::to_string(n) + " more bytes");
+    if (!in_.have(n)) fail(in_.offset(), "truncated: expected " + std::to_string(n) + " more bytes");
     std::uint64_t x = 0;
-    for (std::size_t i = 0; i < n; ++i) x |= std::uint64_t{data_[pos_ + i]} << (8 * i);
-    pos_ += n;
+    std::uint8_t const* b = in_.here();
+    for (std::size_t i = 0; i < n; ++i) x |= std::uint64_t{b[i]} << (8 * i);
+    in_.skip(n);
     return static_cast<T>(x);
   }
 
-  std::span<std::uint8_t const> chunk(std::size_t at, std::uint64_t n)
+  // n bytes into `out`, once they are known to be there.
+  template <class Bytes>
+  Bytes chunk(std::uint64_t at, std::uint64_t n)
   {
-    if (n > data_.size() - pos_)
-      fail(at, "length " + std::to_string(n) + " runs past the end of the file (" +
-                   std::to_string(data_.size() - pos_) + " bytes left)");
-    auto s = data_.subspan(pos_, n);
-    pos_ += n;
-    return s;
+    if (n > in_.left())
+      fail(at, "length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(in_.left()) + " bytes left)");
+    Bytes out;
+    in_.copy(out, n);
+    return out;
   }
 
-  std::string text(std::size_t at, std::uint64_t n)
+  std::string text(std::uint64_t at, std::uint64_t n) { return chunk<std::string>(at, n); }
+
+  // Scalars are immutable, so the short texts and small integers that recur in every entry
+  // (a snapshot's keys, 'alloc', stream 0) are made once and shared: most of a large file's
+  // values would otherwise be allocated and freed once per entry.
+  value_ptr text_value(std::uint64_t at, std::uint64_t n)
   {
-    auto s = chunk(at, n);
-    return {reinterpret_cast<char const*>(s.data()), s.size()};
+    if (n > 24 || !in_.have(static_cast<std::size_t>(n))) return make(text(at, n));
+    std::string_view const s(reinterpret_cast<char const*>(in_.here()), static_cast<std::size_t>(n));
+    if (auto it = texts_.find(s); it != texts_.end()) {
+      in_.skip(s.size());
+      return it->second;
+    }
+    value_ptr v = make(text(at, n));
+    if (texts_.size() < 1 << 16) texts_.emplace(v->as_text(), v);
+    return v;
   }
-  std::vector<std::uint8_t> raw(std::size_t at, std::uint64_t n)
+  value_ptr small_int(std::uint8_t n)
   {
-    auto s = chunk(at, n);
-    return {s.begin(), s.end()};
+    value_ptr& v = small_ints_[n];
+    if (v == nullptr) v = make(std::int64_t{n});
+    return v;
   }
+  std::vector<std::uint8_t> raw(std::uint64_t at, std::uint64_t n) { return chunk<std::vector<std::uint8_t>>(at, n); }
 
   // Two's-complement little-endian integer of n bytes: an int64 where it fits, else its bytes.
-  value_ptr long_bytes(std::size_t at, std::uint64_t n)
+  value_ptr long_bytes(std::uint64_t at, std::uint64_t n)
   {
-    auto s = chunk(at, n);
+    auto const s = raw(at, n);
     if (fits_64_bits(s)) return make(small_long(s));
-    return make(big_integer{{s.begin(), s.end()}});
+    return make(big_integer{s});
   }
 
   static bool fits_64_bits(std::span<std::uint8_t const> s)
@@ -214,61 +295,165 @@ class machine {
   }
   static value_ptr make_tuple(std::vector<value_ptr> items)
   {
-    auto v = make(list_value{std::move(items)});
+    auto v = make(list_value{std::move(items), 0});
     v->is_tuple = true;
     return v;
   }
 
   void push(value_ptr v)
   {
-    if (stack_.size() > 10'000'000) fail(pos_, "stack deeper than 10^7");
+    if (stack_.size() > 10'000'000) fail(in_.offset(), "stack deeper than 10^7");
     stack_.push_back(std::move(v));
   }
 
-  value_ptr const& top(std::size_t at) const
+  [[nodiscard]] std::size_t floor() const noexcept { return marks_.empty() ? 0 : marks_.back().at; }
+
+  value_ptr const& top(std::uint64_t at) const
   {
-    if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) fail(at, "stack underflow");
+    if (stack_.size() <= floor()) fail(at, "stack underflow");
     return stack_.back();
   }
 
-  value_ptr pop(std::size_t at)
+  value_ptr pop(std::uint64_t at)
   {
     value_ptr v = top(at);
     stack_.pop_back();
     return v;
   }
 
-  void pop_mark(std::size_t at)
+  void pop_mark(std::uint64_t at)
   {
     if (marks_.empty()) fail(at, "POP_MARK without a MARK");
-    stack_.resize(marks_.back());
+    refuse_taken_items(at, "discarded");
+    stack_.resize(marks_.back().at);
     marks_.pop_back();
   }
 
-  std::vector<value_ptr> take(std::size_t at, std::size_t n)
+  std::vector<value_ptr> take(std::uint64_t at, std::size_t n)
   {
-    std::size_t const floor = marks_.empty() ? 0 : marks_.back();
-    if (stack_.size() < floor + n) fail(at, "stack underflow");
+    if (stack_.size() < floor() + n) fail(at, "stack underflow");
     std::vector<value_ptr> items(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
     stack_.resize(stack_.size() - n);
     return items;
   }
 
-  std::vector<value_ptr> take_to_mark(std::size_t at)
+  // The items above the innermost MARK, for anything but APPENDS: none may have been taken.
+  std::vector<value_ptr> take_to_mark(std::uint64_t at)
   {
     if (marks_.empty()) fail(at, "expected a MARK before this opcode");
-    std::size_t const mark = marks_.back();
+    refuse_taken_items(at, "put in something other than a list");
+    return items_to_mark().first;
+  }
+
+  std::pair<std::vector<value_ptr>, std::uint64_t> items_to_mark()
+  {
+    auto const [mark, taken] = marks_.back();
     marks_.pop_back();
     std::vector<value_ptr> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
     stack_.resize(mark);
-    return items;
+    return {std::move(items), taken};
   }
 
-  list_value& list_of(std::size_t at, value_ptr const& v)
+  void refuse_taken_items(std::uint64_t at, char const* how) const
+  {
+    if (marks_.back().taken != 0)
+      fail(at, std::string("an entry already read as a list's item is ") + how +
+                   " (the file is not laid out as Python's pickler writes a list)");
+  }
+
+  list_value& list_of(std::uint64_t at, value_ptr const& v)
   {
     auto* l = std::get_if<list_value>(&v->v);
     if (l == nullptr || v->is_tuple) fail(at, "appending to something that is not a list");
     return *l;
+  }
+
+  void append(std::uint64_t at)
+  {
+    value_ptr item = pop(at);
+    value_ptr const& target = top(at);
+    list_value& l = list_of(at, target);
+    if (!offer(item, *target, l.taken + l.items.size())) l.items.push_back(std::move(item));
+    else ++l.taken;
+  }
+
+  // The items above the MARK join the list below it: those a sink took at their SETITEMS
+  // first (they were the first items of the batch), then each of the rest, offered as it goes.
+  void appends(std::uint64_t at)
+  {
+    if (marks_.empty()) fail(at, "expected a MARK before this opcode");
+    auto [items, taken] = items_to_mark();
+    value_ptr const& target = top(at);
+    list_value& l = list_of(at, target);
+    l.taken += taken;
+    l.items.reserve(l.items.size() + items.size());
+    for (auto& item : items)
+      if (offer(item, *target, l.taken + l.items.size())) ++l.taken;
+      else l.items.push_back(std::move(item));
+  }
+
+  // A dict just completed at the top: taken at once where it is the first item above a MARK
+  // whose owner (the value below it) is a list. Nothing but APPENDS can then move it
+  // (APPEND and POP cannot reach below a MARK, and every other use of the batch refuses
+  // a taken item), so its place is known now: the list's length plus what the batch took.
+  void offer_top()
+  {
+    if (sink_ == nullptr || marks_.empty()) return;
+    auto& [mark, taken] = marks_.back();
+    if (mark == 0 || stack_.size() != mark + 1) return;
+    value_ptr const& owner = stack_[mark - 1];
+    auto const* l = std::get_if<list_value>(&owner->v);
+    if (l == nullptr || owner->is_tuple) return;
+    if (!stack_.back()->is_dict() || !offer(stack_.back(), *owner, l->taken + l->items.size() + taken, true)) return;
+    stack_.pop_back();
+    ++taken;
+  }
+
+  // Gives `item` to the sink; true when it took it and nothing else refers to it (but its
+  // own memo slot, then forgotten): the list then only counts it.
+  // Early (at SETITEMS), only an item it can release: any other is offered when appended.
+  bool offer(value_ptr& item, value const& list, std::uint64_t index, bool early = false)
+  {
+    if (sink_ == nullptr) return false;
+    bool const memoized = item->memo_slot < memo_.size() && memo_[item->memo_slot] == item;
+    bool const exclusive = item.use_count() == (memoized ? 2 : 1);
+    if ((early && !exclusive) || !sink_->take(*item, list, index, exclusive) || !exclusive) return false;
+    if (memoized) memo_[item->memo_slot] = released();
+    item.reset();
+    return true;
+  }
+
+  // What the memo holds where a taken entry was.
+  static value_ptr const& released()
+  {
+    static value_ptr const r = std::make_shared<value>();
+    return r;
+  }
+
+  void memo_put(std::uint64_t at, std::uint64_t key)
+  {
+    value_ptr const& v = top(at);
+    if (key < memo_.size()) {
+      memo_[key] = v;
+    } else if (key == memo_.size() && key < std::uint64_t{1} << 32) {
+      memo_.push_back(v);
+    } else {
+      sparse_memo_[key] = v;
+      memo_size_ = memo_.size() + sparse_memo_.size();
+      return;
+    }
+    memo_size_ = memo_.size() + sparse_memo_.size();
+    if (key < ~std::uint32_t{0}) v->memo_slot = static_cast<std::uint32_t>(key);
+  }
+
+  value_ptr memo_get(std::uint64_t at, std::uint64_t key)
+  {
+    value_ptr const* v = nullptr;
+    if (key < memo_.size()) v = &memo_[key];
+    else if (auto it = sparse_memo_.find(key); it != sparse_memo_.end()) v = &it->second;
+    if (v == nullptr || *v == nullptr) fail(at, "memo key " + std::to_string(key) + " was never stored");
+    if (*v == released()) fail(at, "memo key " + std::to_string(key) + " is an entry already read as a list's item");
+    return *v;
   }
 
   // Plain data has no reference cycles, but the memo can build one (a list appended to
@@ -318,7 +503,7 @@ class machine {
     }
   }
 
-  void add_pairs(std::size_t at, value& target, std::vector<value_ptr>& items)
+  void add_pairs(std::uint64_t at, value& target, std::vector<value_ptr>& items)
   {
     auto* d = std::get_if<dict_value>(&target.v);
     if (d == nullptr) fail(at, "setting an item on something that is not a dict");
@@ -327,20 +512,18 @@ class machine {
   }
 
   // A list or dict, remembered so that the cycle check and the clean-up of a refused input
-  // can reach it however it was referenced.
+  // can reach it however it was referenced. The forgotten ones (a sink's entries) are swept
+  // out as the list doubles, so that it grows with what is alive.
   template <class T>
   value_ptr container(T x)
   {
     value_ptr v = make(std::move(x));
+    if (containers_.size() == containers_.capacity() && containers_.size() >= 1024) {
+      std::erase_if(containers_, [](std::weak_ptr<value> const& w) { return w.expired(); });
+      containers_.reserve(2 * containers_.size() + 1024);
+    }
     containers_.push_back(v);
     return v;
-  }
-
-  value_ptr memo_get(std::size_t at, std::uint64_t key)
-  {
-    auto it = memo_.find(key);
-    if (it == memo_.end()) fail(at, "memo key " + std::to_string(key) + " was never stored");
-    return it->second;
   }
 
   static std::string hex(std::uint8_t b)
@@ -372,25 +555,41 @@ class machine {
     return "?";
   }
 
-  std::span<std::uint8_t const> data_;
+  struct mark {
+    std::size_t at;          // the stack's size at the MARK
+    std::uint64_t taken = 0;  // items a sink took above it, no longer on the stack
+  };
+  byte_source& in_;
   std::string const& name_;
-  std::size_t pos_ = 0;
+  item_sink* sink_;
   std::vector<value_ptr> stack_;
-  std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, value_ptr> memo_;
+  std::vector<mark> marks_;
+  // The memo: keys as the pickler numbers them (0, 1, 2, ...) in a vector, any others apart.
+  std::vector<value_ptr> memo_;
+  std::unordered_map<std::uint64_t, value_ptr> sparse_memo_;
+  std::uint64_t memo_size_ = 0;  // MEMOIZE's next key
   std::vector<std::weak_ptr<value>> containers_;
+  std::unordered_map<std::string_view, value_ptr> texts_;  // keys view the values' own text
+  std::array<value_ptr, 256> small_ints_;
   bool accepted_ = false;
 };
 
 }  // namespace
 
-value_ptr parse(std::span<std::uint8_t const> data, std::string const& name) { return machine(data, name).run(); }
-
-value_ptr parse_file(std::string const& path)
+value_ptr parse(std::span<std::uint8_t const> data, std::string const& name, item_sink* sink)
 {
-  std::ifstream in = open_input(path, "a pickle file", std::ios::binary);
-  std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse(data, path);
+  byte_source in(data);
+  return machine(in, name, sink).run();
+}
+
+value_ptr parse_file(std::string const& path, item_sink* sink)
+{
+  std::ifstream file = open_input(path, "a pickle file", std::ios::binary);
+  file.seekg(0, std::ios::end);
+  auto const size = static_cast<std::uint64_t>(file.tellg());
+  file.seekg(0);
+  byte_source in(file, size);
+  return machine(in, path, sink).run();
 }
 
 }  // namespace fraglab::pickle

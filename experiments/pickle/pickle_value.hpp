@@ -24,6 +24,9 @@ using value_ptr = std::shared_ptr<value>;  // shared: the memo lets one object a
 
 struct list_value {
   std::vector<value_ptr> items;
+  // Items an item_sink took as they were read (pickle_reader.hpp): counted, not kept; the
+  // list's length is taken + items.size().
+  std::uint64_t taken = 0;
 };
 // Keys as Python's dict compares them, for the scalar keys plain data uses (None, bool, int,
 // float, str, bytes; True, 1 and 1.0 are one key); a tuple key is compared by identity.
@@ -42,6 +45,12 @@ struct value {
                big_integer>
       v;
   bool is_tuple = false;  // list_value holding a tuple
+  // The memo slot the reader last stored this value in, where it has one below 2^32 - 1: what
+  // it forgets when a sink takes the value.
+  std::uint32_t memo_slot = ~std::uint32_t{0};
+  // Free for the reader of the data to mark a value it has already read (0: not), so that one
+  // the pickle refers to many times through the memo is read once.
+  mutable std::uint32_t reader_mark = 0;
 
   value() = default;
   value(value const&) = delete;
@@ -88,14 +97,20 @@ struct value {
   // The value under a string key of a dict, or null when absent (or not a dict).
   [[nodiscard]] value const* get(std::string_view key) const
   {
+    value_ptr const* v = get_shared(key);
+    return v == nullptr ? nullptr : v->get();
+  }
+  // The same, as the dict holds it: for a reader that keeps it past the dict.
+  [[nodiscard]] value_ptr const* get_shared(std::string_view key) const
+  {
     auto const* d = std::get_if<dict_value>(&v);
     if (d == nullptr) return nullptr;
     if (!d->index.empty()) {
       auto const it = d->index.find(key_of_text(key));
-      return it == d->index.end() ? nullptr : d->items[it->second].second.get();
+      return it == d->index.end() ? nullptr : &d->items[it->second].second;
     }
     for (auto const& [k, val] : d->items)
-      if (k->is_text() && k->as_text() == key) return val.get();
+      if (k->is_text() && k->as_text() == key) return &val;
     return nullptr;
   }
 
@@ -135,6 +150,7 @@ inline void set_item(dict_value& d, value_ptr k, value_ptr x)
   if (d.index.empty() && d.items.size() < dict_value::small_dict) {
     // Snapshots hold many small dicts of text keys: compared as text, without building keys.
     auto same = [&k](value const& old) {
+      if (k.get() == &old) return true;  // a shared (interned) key
       return k->is_text() && old.is_text() ? k->as_text() == old.as_text() : k->key() == old.key();
     };
     for (auto& [old_k, old_x] : d.items)

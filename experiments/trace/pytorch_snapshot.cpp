@@ -11,6 +11,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -163,14 +164,16 @@ class snapshot_parser {
 
   pytorch_snapshot parse()
   {
-    pickle::value_ptr root = pickle::parse_file(path_);
+    entry_reader entries(*this);
+    pickle::value_ptr root = pickle::parse_file(path_, &entries);
     if (!root->is_dict()) fail("expected a dict at the top of a PyTorch memory snapshot");
     pytorch_snapshot s;
     s.name = file_base_name(path_);
     if (pickle::value const* settings = root->get("allocator_settings"); settings != nullptr) s.settings = parse_settings(*settings);
     settings_ = s.settings;
     auto const& segments = list(field(*root, "segments", "the snapshot"), "'segments'");
-    auto const& traces = list(field(*root, "device_traces", "the snapshot"), "'device_traces'");
+    pickle::value const& traces_value = field(*root, "device_traces", "the snapshot");
+    auto const& traces = list(traces_value, "'device_traces'");
     // A device is one with a trace entry or a segment; a segment names its device.
     std::set<std::uint64_t> devices;
     for (std::size_t d = 0; d < traces.size(); ++d) devices.insert(d);
@@ -185,19 +188,65 @@ class snapshot_parser {
     }
     std::vector<pickle::value_ptr> const none;
     s.recorded_devices = devices.size();
-    pickle::value no_events;
-    no_events.v = pickle::list_value{};
     for (std::uint64_t d : devices) {
       if (d > std::uint64_t{std::numeric_limits<int>::max()}) fail("expected a device number, got " + std::to_string(d));
       auto const mine = segments_of.find(d);
-      device_snapshot dev = parse_device(static_cast<int>(d), mine == segments_of.end() ? none : mine->second,
-                                         d < traces.size() ? *traces[d] : no_events);
+      device_entries read = d < traces.size() ? entries.of(*traces[d], static_cast<int>(d)) : device_entries{};
+      device_snapshot dev = parse_device(static_cast<int>(d), mine == segments_of.end() ? none : mine->second, std::move(read));
       if (!dev.initial_segments.empty() || !dev.events.empty() || dev.recorded_ooms != 0) s.devices.push_back(std::move(dev));
     }
     return s;
   }
 
  private:
+  // One device's entries as read, and the first that could not be.
+  struct device_entries {
+    device_snapshot out;
+    std::unordered_map<std::string, std::uint32_t> site_index;  // out.sites, interned
+    std::vector<std::uint32_t> site_of_stack;  // by stack read (stack_sites_), its site here; ~0: not yet
+    std::uint64_t read = 0;  // entries read so far, their indices 0, 1, ...
+    std::optional<std::pair<std::uint64_t, std::string>> failure;  // the first bad one: its index, what
+  };
+
+  // Reads device_traces' entries as the pickle is read, so that none is held as a dict: each
+  // becomes a snapshot_event of the list it is in, whichever device that turns out to be.
+  // An entry is a dict with an 'action'; a list in which one arrived is a device's trace, and
+  // every item of it must be one.
+  class entry_reader final : public pickle::item_sink {
+   public:
+    explicit entry_reader(snapshot_parser& p) : p_(p) {}
+
+    bool take(pickle::value const& item, pickle::value const& list, std::uint64_t index, bool /*exclusive*/) override
+    {
+      pickle::value const* action = item.is_dict() ? item.get("action") : nullptr;
+      auto it = lists_.find(&list);
+      if (action == nullptr || !action->is_text()) {
+        if (it != lists_.end()) p_.read_entry(it->second, item, index);  // to say what it lacks
+        return false;
+      }
+      if (it == lists_.end()) it = lists_.emplace(&list, device_entries{}).first;
+      p_.read_entry(it->second, item, index);
+      return true;
+    }
+
+    // The entries of the trace `list` (device `device`'s): those read as they came, and any
+    // the list kept (a list whose entries were all refused, or shared ones), read now.
+    device_entries of(pickle::value const& list, int device)
+    {
+      auto it = lists_.find(&list);
+      device_entries d = it == lists_.end() ? device_entries{} : std::move(it->second);
+      d.out.device = device;
+      if (!list.is_list()) p_.fail("device_traces[" + std::to_string(device) + "]: expected a list for a device trace");
+      if (it == lists_.end())
+        for (std::size_t i = 0; i < list.as_list().size(); ++i) p_.read_entry(d, *list.as_list()[i], i);
+      return d;
+    }
+
+   private:
+    snapshot_parser& p_;
+    std::unordered_map<pickle::value const*, device_entries> lists_;
+  };
+
   struct live_info {
     std::uint64_t block_size;  // 0: not recorded, derive it
     std::uint64_t requested;
@@ -208,12 +257,27 @@ class snapshot_parser {
   // The call site of an event's or a block's `frames`, as an index into out.sites (0: none).
   // Frames are what a person reads, not what a replay decides: a stack in another shape
   // than PyTorch's gives no site rather than an error.
-  std::uint32_t site_of(pickle::value const& dict, device_snapshot& out)
+  std::uint32_t site_of(pickle::value const& dict, device_entries& d)
   {
     pickle::value const* frames = dict.get("frames");
     if (frames == nullptr || !frames->is_list() || frames->as_list().empty()) return 0;
+    // PyTorch writes each distinct stack once and refers to it again through the memo: each
+    // is read once, its call site kept (stack_sites_) and the stack marked with it.
+    if (frames->reader_mark == 0) {
+      stack_sites_.push_back(call_site_of(*frames));
+      frames->reader_mark = static_cast<std::uint32_t>(stack_sites_.size());
+    }
+    std::uint32_t const read = frames->reader_mark - 1;
+    if (read >= d.site_of_stack.size()) d.site_of_stack.resize(stack_sites_.size(), ~std::uint32_t{0});
+    std::uint32_t& site = d.site_of_stack[read];
+    if (site == ~std::uint32_t{0}) site = intern_site(stack_sites_[read], d.out, d.site_index);
+    return site;
+  }
+
+  std::string call_site_of(pickle::value const& frames)
+  {
     stack_.clear();
-    for (auto const& fp : frames->as_list()) {
+    for (auto const& fp : frames.as_list()) {
       if (!fp->is_dict()) continue;
       pickle::value const* name = fp->get("name");
       pickle::value const* file = fp->get("filename");
@@ -221,13 +285,19 @@ class snapshot_parser {
       if (name == nullptr || file == nullptr || !name->is_text() || !file->is_text()) continue;
       stack_.push_back({name->as_text(), file->as_text(), line != nullptr && line->is_int() ? line->as_int() : 0});
     }
-    std::string site = call_site(stack_);
+    return call_site(stack_);
+  }
+
+  // A call site's index in out.sites, added where new ("" is none, 0).
+  static std::uint32_t intern_site(std::string const& site, device_snapshot& out, std::unordered_map<std::string, std::uint32_t>& index)
+  {
     if (site.empty()) return 0;
     if (out.sites.empty()) out.sites.emplace_back();
-    auto const [it, added] = site_index_.try_emplace(std::move(site), static_cast<std::uint32_t>(out.sites.size()));
-    if (added) out.sites.push_back(it->first);
+    auto const [it, added] = index.try_emplace(site, static_cast<std::uint32_t>(out.sites.size()));
+    if (added) out.sites.push_back(site);
     return it->second;
   }
+
   std::unordered_map<pickle::value const*, std::size_t> segment_index_;  // a segment's place in `segments`
 
   struct segment_info {
@@ -236,11 +306,58 @@ class snapshot_parser {
     bool small;
   };
 
-  device_snapshot parse_device(int device, std::vector<pickle::value_ptr> const& segments, pickle::value const& trace)
+  // Entry `index` of a device's trace into d.out, or its fault into d.failure (the first
+  // only: entries after a bad one are counted, not read).
+  void read_entry(device_entries& d, pickle::value const& e, std::uint64_t index)
   {
-    device_snapshot out;
+    if (index != d.read && !d.failure) d.failure = {d.read, "expected a trace entry (a dict with an 'action')"};
+    d.read = index + 1;
+    if (d.failure) return;
+    try {
+      add_event(d, e, index);
+    } catch (input_error const& error) {
+      std::string_view what = error.what();
+      if (what.starts_with(path_ + ": ")) what.remove_prefix(path_.size() + 2);
+      d.failure = {index, std::string(what)};
+    }
+  }
+
+  void add_event(device_entries& d, pickle::value const& e, std::uint64_t index)
+  {
+    device_snapshot& out = d.out;
+    if (!e.is_dict()) fail("expected a dict for each entry of a device trace");
+    std::string const action = text(e, "action", "an event");
+    if (index > std::numeric_limits<std::uint32_t>::max()) fail("more than 2^32 entries in a device trace");
+    snapshot_event ev{};
+    ev.index = static_cast<std::uint32_t>(index);
+    if (action == "alloc") ev.op = snapshot_op::alloc;
+    else if (action == "free_completed") ev.op = snapshot_op::free;
+    else if (action == "segment_alloc") ev.op = snapshot_op::segment_alloc;
+    else if (action == "segment_free") ev.op = snapshot_op::segment_free;
+    else if (action == "segment_map") ev.op = snapshot_op::segment_map;
+    else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
+    else if (action == "oom") ev.op = snapshot_op::oom;
+    else {
+      // free_requested and snapshot are not decisions to replay; anything else is new.
+      if (action != "free_requested" && action != "snapshot") ++out.unknown_actions[action];
+      return;
+    }
+    if (ev.op == snapshot_op::oom) ++out.recorded_ooms;
+    // An oom records the device's free bytes: as `addr` until PyTorch 2.x, as `device_free`
+    // (with no `addr`) since.
+    ev.address = ev.op == snapshot_op::oom && e.get("device_free") != nullptr ? number(e, "device_free", "an oom event")
+                                                                              : number(e, "addr", "an event");
+    ev.size = number(e, "size", "an event");
+    if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
+    ev.stream = number(e, "stream", "an event");
+    if (ev.op == snapshot_op::alloc || ev.op == snapshot_op::free) ev.site = site_of(e, d);
+    out.events.push_back(ev);
+  }
+
+  device_snapshot parse_device(int device, std::vector<pickle::value_ptr> const& segments, device_entries entries)
+  {
+    device_snapshot& out = entries.out;
     out.device = device;
-    site_index_.clear();
     std::map<std::uint64_t, segment_info> segs;
     std::map<std::uint64_t, live_info> live;
     std::map<std::uint64_t, segment_info> end_segs;
@@ -266,39 +383,11 @@ class snapshot_parser {
         if (state == "inactive") continue;
         std::uint64_t const requested = number(b, "requested_size", "a block");
         if (requested == 0) fail("expected a positive 'requested_size' in a live block (PyTorch records no empty blocks)");
-        live[block_address] = {size, requested, stream, site_of(b, out)};
+        live[block_address] = {size, requested, stream, site_of(b, entries)};
       }
     });
-    // Events, and the walk back to the start state.
-    auto const& entries = list(trace, "a device trace");
-    for (std::size_t index = 0; index < entries.size(); ++index) at("device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]", [&] {
-      pickle::value const& e = *entries[index];
-      std::string const action = text(e, "action", "an event");
-      snapshot_event ev{};
-      ev.index = index;
-      if (action == "alloc") ev.op = snapshot_op::alloc;
-      else if (action == "free_completed") ev.op = snapshot_op::free;
-      else if (action == "segment_alloc") ev.op = snapshot_op::segment_alloc;
-      else if (action == "segment_free") ev.op = snapshot_op::segment_free;
-      else if (action == "segment_map") ev.op = snapshot_op::segment_map;
-      else if (action == "segment_unmap") ev.op = snapshot_op::segment_unmap;
-      else if (action == "oom") ev.op = snapshot_op::oom;
-      else {
-        // free_requested and snapshot are not decisions to replay; anything else is new.
-        if (action != "free_requested" && action != "snapshot") ++out.unknown_actions[action];
-        return;
-      }
-      if (ev.op == snapshot_op::oom) ++out.recorded_ooms;
-      // An oom records the device's free bytes: as `addr` until PyTorch 2.x, as `device_free`
-      // (with no `addr`) since.
-      ev.address = ev.op == snapshot_op::oom && e.get("device_free") != nullptr ? number(e, "device_free", "an oom event")
-                                                                                : number(e, "addr", "an event");
-      ev.size = number(e, "size", "an event");
-      if (ev.size == 0) fail("expected a positive 'size' in a '" + action + "' event (PyTorch records no empty blocks)");
-      ev.stream = number(e, "stream", "an event");
-      if (ev.op == snapshot_op::alloc || ev.op == snapshot_op::free) ev.site = site_of(e, out);
-      out.events.push_back(ev);
-    });
+    if (entries.failure)
+      fail("device_traces[" + std::to_string(device) + "][" + std::to_string(entries.failure->first) + "]: " + entries.failure->second);
     end_segs = segs;
     for (auto it = out.events.rbegin(); it != out.events.rend(); ++it) {
       switch (it->op) {
@@ -320,7 +409,7 @@ class snapshot_parser {
       out.initial_segments.push_back(std::move(seg));
     }
     size_unknown_blocks(out.initial_segments, out.events);
-    return out;
+    return std::move(out);
   }
 
   // The lowest address of a segment at the start or the end in the same pool (stream and
@@ -436,7 +525,7 @@ class snapshot_parser {
   std::string path_;
   recorded_settings settings_;  // the rounding and split rules the start state was made under
   std::vector<stack_frame> stack_;                             // one event's frames, reused
-  std::unordered_map<std::string, std::uint32_t> site_index_;  // this device's sites, interned
+  std::vector<std::string> stack_sites_;                       // each stack read, its call site
 };
 
 }  // namespace

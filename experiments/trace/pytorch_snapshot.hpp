@@ -54,7 +54,7 @@ struct snapshot_event {
   std::uint64_t address;
   std::uint64_t size;  // requested bytes for alloc/free, segment bytes for segments
   std::uint64_t stream;
-  std::size_t index = 0;  // its place in the device's list in device_traces, as PyTorch numbers it
+  std::uint32_t index = 0;  // its place in the device's list in device_traces, as PyTorch numbers it
   // Where the block was allocated (device_snapshot::sites), for alloc and free alike: PyTorch
   // records a free with the stack of its allocation.
   std::uint32_t site = 0;

@@ -1,5 +1,6 @@
-// The restricted pickle reader on any bytes: plain data or an input_error, never an import
-// or a call, never a crash, a leak, a hang or an unbounded allocation.
+// The restricted pickle reader on any bytes, with and without a sink taking items as they are
+// read: plain data or an input_error, never an import or a call, never a crash, a leak, a hang
+// or an unbounded allocation.
 //
 // Byte-level mutation rarely builds what hostile pickles are made of (deep nesting, memo
 // references that make cycles, declared lengths far past the end, integers past 64 bits), so
@@ -56,11 +57,25 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
   return size + piece.size();
 }
 
+namespace {
+
+// Takes every dict offered, as the snapshot reader takes a trace's entries: the reader's
+// bookkeeping of taken items (their memo slots, their batches) under any input.
+struct every_dict final : fraglab::pickle::item_sink {
+  bool take(fraglab::pickle::value const& item, fraglab::pickle::value const& list, std::uint64_t, bool) override
+  {
+    return item.is_dict() && list.is_list();
+  }
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
 {
-  try {
-    (void)fraglab::pickle::parse({data, size}, "fuzz.pickle");
-  } catch (fraglab::input_error const&) {
-  }
+  every_dict sink;
+  for (fraglab::pickle::item_sink* s : {static_cast<fraglab::pickle::item_sink*>(nullptr), static_cast<fraglab::pickle::item_sink*>(&sink)}) try {
+      (void)fraglab::pickle::parse({data, size}, "fuzz.pickle", s);
+    } catch (fraglab::input_error const&) {
+    }
   return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -173,6 +175,112 @@ TEST(PickleReader, DeepNestingCostsNoStackAndLinearTime)
   data.push_back('.');
   // Every dict but the innermost pushed a key after it; the innermost is the last value.
   EXPECT_EQ(error_of(data), "no error");
+}
+
+
+// A sink that takes every dict with an 'n', as the snapshot reader takes a trace's entries.
+struct numbered_sink final : item_sink {
+  struct taken_item {
+    std::int64_t n;
+    value const* list;
+    std::uint64_t index;
+  };
+  std::vector<taken_item> taken;
+  bool take(value const& item, value const& list, std::uint64_t index, bool /*exclusive*/) override
+  {
+    value const* n = item.get("n");
+    if (n == nullptr) return false;
+    taken.push_back({n->as_int(), &list, index});
+    return true;
+  }
+};
+
+// {'n': k} as EMPTY_DICT MEMOIZE MARK 'n' k SETITEMS, as Python's pickler writes a dict.
+std::string entry(int k, bool memoize = true)
+{
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "7d%s288c016e4b%02x75", memoize ? "94" : "", k);
+  return hex;
+}
+
+TEST(PickleReader, ASinkTakesEachEntryAtItsSetitemsSoThatALongListIsNeverHeld)
+{
+  // [[e0, e1, e2]] with one MARK for the whole inner list, as fraglab's writer lays it out:
+  // the entries are taken as each is completed, before the APPENDS that adds them.
+  std::string hex = "80045d945d9428";
+  for (int k = 0; k < 3; ++k) hex += entry(k);
+  numbered_sink sink;
+  value_ptr root = parse(from_hex(hex + "6561" "2e"), "p.pickle", &sink);  // APPENDS, APPEND
+  ASSERT_EQ(sink.taken.size(), 3u);
+  value const& inner = *root->as_list()[0];
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(sink.taken[k].n, static_cast<std::int64_t>(k));
+    EXPECT_EQ(sink.taken[k].list, &inner);
+    EXPECT_EQ(sink.taken[k].index, k);
+  }
+  EXPECT_TRUE(inner.as_list().empty());
+  EXPECT_EQ(std::get<list_value>(inner.v).taken, 3u);
+  // Cut before the APPENDS: the sink had every entry already, the reader held none.
+  numbered_sink early;
+  EXPECT_NE(testing::error_text<input_error>([&] { parse(from_hex(hex), "p.pickle", &early); }), "no error");
+  EXPECT_EQ(early.taken.size(), 3u);
+}
+
+TEST(PickleReader, ASinkSeesPythonsBatchesAndSingleAppendsAtTheirIndices)
+{
+  // [x, e0, e1] in batches as Python writes them past one item (MARK ... APPENDS), then e2 by
+  // APPEND: x (no 'n') is kept, the entries are taken at indices 1, 2 and 3.
+  std::string hex = "80045d9428" "4b07" + entry(0) + entry(1) + "65" + entry(2) + "612e";
+  numbered_sink sink;
+  value_ptr root = parse(from_hex(hex), "p.pickle", &sink);
+  ASSERT_EQ(sink.taken.size(), 3u);
+  EXPECT_EQ(sink.taken[0].index, 1u);
+  EXPECT_EQ(sink.taken[1].index, 2u);
+  EXPECT_EQ(sink.taken[2].index, 3u);
+  ASSERT_EQ(root->as_list().size(), 1u);
+  EXPECT_EQ(root->as_list()[0]->as_int(), 7);
+  EXPECT_EQ(std::get<list_value>(root->v).taken, 3u);
+}
+
+TEST(PickleReader, AnEntryTheMemoSharesIsKeptAndOneTakenIsNeverUsedAgain)
+{
+  // [e0, e0]: the second is a BINGET of the first, which is then not the sink's alone: both
+  // are offered when appended, and kept.
+  numbered_sink sink;
+  value_ptr root = parse(from_hex("80045d94" "28" "4b01" + entry(5) + "6801" "652e"), "p.pickle", &sink);
+  EXPECT_EQ(root->as_list().size(), 3u);
+  // A taken entry fetched from the memo again, or put in a tuple, makes the pickle refused.
+  EXPECT_EQ(testing::error_text<input_error>([&] { parse(from_hex("80045d9428" + entry(5) + "65" "6801" "2e"), "p.pickle", &sink); }),
+            "p.pickle: byte 15: memo key 1 is an entry already read as a list's item");
+  EXPECT_NE(testing::error_text<input_error>([&] { parse(from_hex("80045d9428" + entry(5) + "742e"), "p.pickle", &sink); })
+                .find("an entry already read as a list's item is put in something other than a list"),
+            std::string::npos);
+}
+
+TEST(PickleReader, AFileIsReadABufferAtATime)
+{
+  // A list of 300,000 entries (well past the reader's buffer of 1 MiB), read from a file.
+  std::string body;
+  for (int k = 0; k < 300'000; ++k) body += std::string("}\x94(\x8c\x01nK") + static_cast<char>(k % 256) + "u";
+  std::string const path = ::testing::TempDir() + "/buffered.pickle";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "\x80\x04]\x94(" << body << "e.";
+  }
+  numbered_sink sink;
+  value_ptr root = parse_file(path, &sink);
+  ASSERT_EQ(sink.taken.size(), 300'000u);
+  EXPECT_EQ(sink.taken[299'999].n, 299'999 % 256);
+  EXPECT_EQ(sink.taken[299'999].index, 299'999u);
+  EXPECT_EQ(std::get<list_value>(root->v).taken, 300'000u);
+  // Cut short: the byte offset counts from the file's start, across buffers.
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "\x80\x04]\x94(" << body << std::string("X\xff\xff\x00\x00", 5);
+  }
+  EXPECT_EQ(testing::error_text<input_error>([&] { parse_file(path); }),
+            path + ": byte " + std::to_string(5 + body.size()) + ": length 65535 runs past the end of the file (0 bytes left)");
+  std::remove(path.c_str());
 }
 
 }  // namespace
