@@ -139,6 +139,11 @@ trace device_trace(device_snapshot const& d, std::string name)
     return slots.try_emplace(address, static_cast<std::uint32_t>(slots.size())).first->second;
   };
   t.sites = d.sites;
+  // Sized once: a trace of tens of millions of events is not grown by copying.
+  std::size_t start_blocks = 0;
+  for (auto const& seg : d.initial_segments) start_blocks += seg.live.size();
+  t.events.reserve(start_blocks + d.events.size());
+  if (!t.sites.empty()) t.event_sites.reserve(start_blocks + d.events.size());
   // Each event with the call site of the block it allocates or frees, where frames were recorded.
   auto const add = [&](event const& e, std::uint32_t site) {
     t.events.push_back(e);
