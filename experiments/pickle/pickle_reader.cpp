@@ -60,7 +60,8 @@ class byte_source {
   bool refill(std::size_t n)
   {
     std::size_t const kept = window_.size() - cur_;
-    std::memmove(buffer_.data(), window_.data() + cur_, kept);
+    // The first refill has no window yet; memmove's pointers must be valid even for 0 bytes.
+    if (kept > 0) std::memmove(buffer_.data(), window_.data() + cur_, kept);
     base_ += cur_;
     cur_ = 0;
     std::size_t filled = kept;
