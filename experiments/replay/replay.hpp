@@ -184,6 +184,12 @@ concept pytorch_pools = requires { typename Alloc::policy_type::pools; } &&
 template <class Alloc>
 std::uint64_t restore_start(Alloc& a, trace::trace const& t, std::vector<slot>& slots)
 {
+  // Blocks of private pools replayed in the default pools would share segments that PyTorch
+  // keeps apart: every number would be another allocator's.
+  if (!t.private_pools.empty())
+    throw std::invalid_argument(t.name + ": has segments of private pools (segment_pool_id " + t.private_pools.front() +
+                                (t.private_pools.size() > 1 ? ", ..." : "") +
+                                "), which PyTorch keeps apart from the default pools and no policy models yet");
   if constexpr (!pytorch_pools<Alloc>) {
     return 0;
   } else {

@@ -143,8 +143,16 @@ pt::settings settings_for_verify(trace::pytorch_snapshot const& s)
     for (auto const& u : r.unmodelled) names += (names.empty() ? "" : ", ") + u;
     throw std::invalid_argument(s.name + ": recorded with allocator settings the preset does not model: " + names);
   }
+  for (auto const& d : s.devices)
+    if (!d.private_pools.empty()) {
+      std::string pools;
+      for (auto const& p : d.private_pools) pools += (pools.empty() ? "" : ", ") + p;
+      throw std::invalid_argument(s.name + ": segments of private pools (segment_pool_id " + pools +
+                                  "), which PyTorch keeps apart from the default pools and the presets do not model yet");
+    }
   pt::settings out;
   if (r.max_split_size >= 0) out.max_split_size = static_cast<std::size_t>(r.max_split_size);
+  if (r.max_non_split_rounding >= 0) out.max_non_split_rounding = static_cast<std::size_t>(r.max_non_split_rounding);
   out.roundup_power2_divisions = r.roundup_power2_divisions;
   // PyTorch collects garbage only under a memory fraction, which a snapshot does not record:
   // without one (memory_limit unlimited) the threshold is kept and changes nothing, as there.

@@ -71,6 +71,10 @@ verified_file verify_file(std::string const& path, std::string const& policy, st
   if (device) {
     std::erase_if(s.devices, [&](trace::device_snapshot const& d) { return d.device != *device; });
     if (s.devices.empty()) throw input_error(path + ": no device cuda:" + std::to_string(*device) + " in it");
+  } else {  // the devices that recorded something: one row each
+    std::erase_if(s.devices, [](trace::device_snapshot const& d) {
+      return d.initial_segments.empty() && d.events.empty() && d.recorded_ooms == 0;
+    });
   }
   if (s.devices.empty()) throw input_error(path + ": no events: expected at least one allocation");
   try {

@@ -7,12 +7,14 @@
 #include "policies/presets/pytorch_caching.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 namespace fraglab::trace {
@@ -99,14 +101,81 @@ class snapshot_parser {
           fail("expected a garbage_collection_threshold in [0, 1) in allocator_settings");
       } else if (key == "roundup_power2_divisions") {
         r.roundup_power2_divisions = parse_divisions(v);
-      } else if (key == "PYTORCH_CUDA_ALLOC_CONF" || key.rfind("pinned_", 0) == 0 || key == "release_lock_on_cudamalloc") {
-        // The text the values above came from; host memory; whether a lock is held
-        // around cudaMalloc: nothing a replay decides.
+      } else if (key == "PYTORCH_CUDA_ALLOC_CONF") {
+        if (!v.is_text() && !v.is_none()) fail("expected a string for 'PYTORCH_CUDA_ALLOC_CONF' in allocator_settings");
+        if (v.is_text()) read_configuration_text(v.as_text(), r);
+      } else if (key.rfind("pinned_", 0) == 0 || key == "release_lock_on_cudamalloc") {
+        // Host memory; whether a lock is held around cudaMalloc: nothing a replay decides.
       } else if (!at_default(v)) {
         r.unmodelled.push_back(key + "=" + display(v));
       }
     }
     return r;
+  }
+
+  // Whether a key of the text has the value that leaves PyTorch's decisions as the presets make
+  // them: 0 or False, or the default of a key whose default is neither (the 20 MiB large
+  // segment, a memory fraction of 1).
+  static bool at_default_text(std::string const& key, std::string const& value)
+  {
+    if (value.empty() || value == "0" || value == "False" || value == "false") return true;
+    static constexpr std::array<std::pair<std::string_view, double>, 2> defaults{
+        {{"large_segment_size_mb", 20.0}, {"per_process_memory_fraction", 1.0}}};
+    for (auto const& [name, fallback] : defaults) {
+      if (key != name) continue;
+      double number = 0;
+      auto const [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      return ec == std::errc{} && end == value.data() + value.size() && number == fallback;
+    }
+    return false;
+  }
+
+  // The PYTORCH_CUDA_ALLOC_CONF text PyTorch parsed, KEY:VALUE,... (a list value in
+  // brackets), recorded beside the values it parsed into. A key with a field of its own is
+  // read there; the others are read here: max_non_split_rounding_mb is applied, backend
+  // native is PyTorch's own allocator, and any other key at a value other than its default
+  // (per_process_memory_fraction, whose device size a snapshot does not record, a newer
+  // PyTorch's segment and page sizes, cudaMallocAsync) is one no preset models.
+  void read_configuration_text(std::string const& text, recorded_settings& r) const
+  {
+    static constexpr std::array<std::string_view, 9> own_field{
+        "max_split_size_mb",  "roundup_power2_divisions",    "garbage_collection_threshold",
+        "expandable_segments", "pinned_use_cuda_host_register", "pinned_num_register_threads",
+        "release_lock_on_cudamalloc", "pinned_use_background_threads", "graph_capture_record_stream_reuse"};
+    auto trim = [](std::string_view t) {
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+      return t;
+    };
+    std::size_t start = 0;
+    int depth = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size()) {
+        if (text[i] == '[') ++depth;
+        else if (text[i] == ']') --depth;
+        if (text[i] != ',' || depth > 0) continue;
+      }
+      std::string_view const item = trim(std::string_view(text).substr(start, i - start));
+      start = i + 1;
+      if (item.empty()) continue;
+      std::size_t const colon = item.find(':');
+      if (colon == std::string_view::npos)
+        fail("expected KEY:VALUE items in allocator_settings' PYTORCH_CUDA_ALLOC_CONF, got " + quoted(std::string(item)));
+      std::string const key(trim(item.substr(0, colon)));
+      std::string const value(trim(item.substr(colon + 1)));
+      if (std::find(own_field.begin(), own_field.end(), key) != own_field.end()) continue;
+      if (key == "max_non_split_rounding_mb") {
+        std::uint64_t mib = 0;
+        auto const [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mib);
+        if (ec != std::errc{} || end != value.data() + value.size() || mib >= (std::uint64_t{1} << 40))
+          fail("expected a whole number of MiB for max_non_split_rounding_mb in PYTORCH_CUDA_ALLOC_CONF, got " + quoted(value));
+        r.max_non_split_rounding = static_cast<std::int64_t>(mib << 20);
+      } else if (key == "backend") {
+        if (value != "native") r.unmodelled.push_back(key + "=" + value);
+      } else if (!at_default_text(key, value)) {
+        r.unmodelled.push_back(key + "=" + value);
+      }
+    }
   }
 
   // Recent PyTorch records {"1": N, "2": N, ..., "32768": N}: the interval's start in MiB.
@@ -156,6 +225,18 @@ class snapshot_parser {
     return false;
   }
 
+  // A segment's segment_pool_id, as "(A, B)", where it is a private pool's; "" for the
+  // default pools' ((0, 0), or none recorded).
+  std::string private_pool(pickle::value const& segment) const
+  {
+    pickle::value const* id = segment.get("segment_pool_id");
+    if (id == nullptr || id->is_none()) return "";
+    if (!id->is_list() || id->as_list().size() != 2 || !id->as_list()[0]->is_int() || !id->as_list()[1]->is_int())
+      fail("expected a pair of integers for 'segment_pool_id' in a segment");
+    std::int64_t const a = id->as_list()[0]->as_int(), b = id->as_list()[1]->as_int();
+    return a == 0 && b == 0 ? "" : "(" + std::to_string(a) + ", " + std::to_string(b) + ")";
+  }
+
   // The device a segment is on; snapshots of one device may leave it out.
   std::uint64_t device_of(pickle::value const& segment) const
   {
@@ -193,7 +274,7 @@ class snapshot_parser {
       auto const mine = segments_of.find(d);
       device_entries read = d < traces.size() ? entries.of(*traces[d], static_cast<int>(d)) : device_entries{};
       device_snapshot dev = parse_device(static_cast<int>(d), mine == segments_of.end() ? none : mine->second, std::move(read));
-      if (!dev.initial_segments.empty() || !dev.events.empty() || dev.recorded_ooms != 0) s.devices.push_back(std::move(dev));
+      s.devices.push_back(std::move(dev));  // one with nothing recorded is an allocator with nothing to replay
     }
     return s;
   }
@@ -367,6 +448,9 @@ class snapshot_parser {
       std::string const type = text(seg, "segment_type", "a segment");
       if (type != "small" && type != "large") fail("expected segment_type 'small' or 'large', got " + quoted(type));
       std::uint64_t const stream = number(seg, "stream", "a segment");
+      if (std::string pool = private_pool(seg); !pool.empty() &&
+          std::find(out.private_pools.begin(), out.private_pools.end(), pool) == out.private_pools.end())
+        out.private_pools.push_back(std::move(pool));
       segs[address] = {number(seg, "total_size", "a segment"), stream, type == "small"};
       std::uint64_t const total = segs[address].size;
       std::uint64_t next_block = address;  // where the next block starts when it records no address
@@ -474,16 +558,19 @@ class snapshot_parser {
   // A block live at the start whose size was not recorded (it is freed during the recording)
   // ends between its rounded size and the most PyTorch leaves unsplit behind it: nothing in a
   // small segment (every remainder of 512 B or more is split), 1 MiB in a large one, and
-  // max_non_split_rounding (20 MiB) behind an oversize block under max_split_size. The trace
-  // says where: the lowest allocation recorded in that window while the block is live starts
-  // where it ends (a free block's first allocation takes its low part). Without one, the
-  // block reaches the next live block when that is within the window, else it has no tail.
+  // max_non_split_rounding (20 MiB unless recorded) behind an oversize block under
+  // max_split_size. The trace says where: the lowest allocation recorded in that window while
+  // the block is live starts where it ends (a free block's first allocation takes its low
+  // part). Without one, the block reaches the next live block when that is within the window,
+  // else it has no tail.
   // One pass over the events: the windows lie in distinct gaps, so they never overlap.
   void size_unknown_blocks(std::vector<snapshot_segment>& segments, std::vector<snapshot_event> const& events) const
   {
     pt::size_rule round{};
     round.divisions = settings_.roundup_power2_divisions;
     auto const max_split = settings_.max_split_size < 0 ? pt::unlimited : static_cast<std::size_t>(settings_.max_split_size);
+    std::uint64_t const non_split_rounding =
+        settings_.max_non_split_rounding < 0 ? pt::large_buffer : static_cast<std::uint64_t>(settings_.max_non_split_rounding);
     struct window {
       std::uint64_t hi;
       snapshot_block* block;
@@ -502,7 +589,7 @@ class snapshot_parser {
         if (next < b.address || b.size > next - b.address)
           fail("block at " + std::to_string(b.address) + " overlaps the next one in its segment");
         if (seg.small) continue;
-        std::uint64_t const tail = b.size >= max_split ? pt::large_buffer : pt::small_size;
+        std::uint64_t const tail = b.size >= max_split ? non_split_rounding : pt::small_size;
         std::uint64_t const lo = b.address + b.size;
         windows[lo] = {lo + std::min(tail, next - lo), &b, next - lo <= tail ? next : lo};
         window_of[b.address] = lo;

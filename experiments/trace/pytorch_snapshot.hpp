@@ -66,6 +66,9 @@ struct snapshot_event {
 // locking) are ignored.
 struct recorded_settings {
   std::int64_t max_split_size = -1;  // -1: unlimited
+  // From the PYTORCH_CUDA_ALLOC_CONF text recorded beside the parsed values (it has no field of
+  // its own): max_non_split_rounding_mb, in bytes; -1: PyTorch's default (20 MiB).
+  std::int64_t max_non_split_rounding = -1;
   std::array<std::size_t, 16> roundup_power2_divisions{};  // [k]: sizes in [2^k, 2^(k+1)) MiB; [0] below 2 MiB
   double garbage_collection_threshold = 0.0;
   bool expandable_segments = false;
@@ -83,6 +86,10 @@ struct device_snapshot {
   // The call sites (call_site.hpp) of the recording's stack frames, [0] = "" for none; empty
   // where it recorded no frames.
   std::vector<std::string> sites;
+  // The private pools (torch.cuda.MemPool, a CUDA graph's) its segments at the end belong to,
+  // as segment_pool_id "(A, B)": PyTorch keeps their blocks apart from the default pools',
+  // which no preset models yet, so a replay refuses them by name.
+  std::vector<std::string> private_pools;
 };
 
 struct pytorch_snapshot {

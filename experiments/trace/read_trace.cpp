@@ -178,7 +178,7 @@ trace device_trace(device_snapshot const& d, std::string name)
         t.recorded_segments.push_back({e.address, e.size});
         break;
       case snapshot_op::segment_map: break;  // an expandable segment grew: the allocator's decision
-      case snapshot_op::oom: break;          // counted in recorded_failures
+      case snapshot_op::oom: t.failures.push_back({t.events.size(), e.size, e.stream, e.address, e.index}); break;
       case snapshot_op::segment_unmap:
       case snapshot_op::segment_free: {
         // A run of segment_free events that gives back every cached segment without a live
@@ -221,6 +221,7 @@ std::string non_default_settings(recorded_settings const& r)
   std::string out;
   auto add = [&](std::string const& item) { out += (out.empty() ? "" : ", ") + item; };
   if (r.max_split_size >= 0) add("max_split_size=" + std::to_string(r.max_split_size));
+  if (r.max_non_split_rounding >= 0) add("max_non_split_rounding=" + std::to_string(r.max_non_split_rounding));
   for (std::size_t k = 0; k < r.roundup_power2_divisions.size(); ++k)
     if (r.roundup_power2_divisions[k] > 1)
       add("roundup_power2_divisions[" + std::to_string(std::size_t{1} << k) + " MiB]=" + std::to_string(r.roundup_power2_divisions[k]));
@@ -236,6 +237,7 @@ std::vector<std::pair<std::string, std::string>> preset_parameters(recorded_sett
   std::vector<std::pair<std::string, std::string>> out;
   if (r.max_split_size >= 0 && r.max_split_size % (1 << 20) == 0)
     out.emplace_back("max_split_size_mb", std::to_string(r.max_split_size >> 20));
+  if (r.max_non_split_rounding >= 0) out.emplace_back("max_non_split_rounding_mb", std::to_string(r.max_non_split_rounding >> 20));
   if (std::any_of(r.roundup_power2_divisions.begin(), r.roundup_power2_divisions.end(), [](std::size_t d) { return d != 0; })) {
     std::string list;
     for (std::size_t k = 0; k < r.roundup_power2_divisions.size(); ++k)
@@ -261,6 +263,13 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
     traces.back().recorded_parameters = preset_parameters(s.settings);
     traces.back().recorded_expandable = s.settings.expandable_segments;
     traces.back().recorded_unmodelled = s.settings.unmodelled;
+    traces.back().private_pools = d.private_pools;
+    if (!d.private_pools.empty()) {
+      std::string pools;
+      for (auto const& p : d.private_pools) pools += (pools.empty() ? "" : ", ") + p;
+      traces.back().notes.push_back("segments of private pools (segment_pool_id " + pools +
+                                    "), which PyTorch keeps apart from the default pools and no preset models yet: replays refuse it");
+    }
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) {
       traces.back().start_segments.clear();
@@ -341,12 +350,13 @@ std::vector<trace> read_traces(std::string const& path, std::optional<allocator_
                         (all.empty() ? std::string() : " (it holds " + allocator_names(all) + ")"));
   }
   // As with an empty file: a header alone, or comments alone, is a capture that recorded
-  // nothing, and its rows of zeros would enter a table as a trace without fragmentation.
-  std::erase_if(traces, [](trace const& t) { return t.event_count() == 0; });
+  // nothing, and its rows of zeros would enter a table as a trace without fragmentation. An
+  // allocator chosen by name is the exception: one that recorded nothing has nothing to replay.
+  if (!which) std::erase_if(traces, [](trace const& t) { return t.event_count() == 0; });
   if (traces.empty()) throw input_error(path + ": no events: expected at least one allocation");
   // Frees alone (a capture that began after every allocation) would replay as rows of zeros.
   for (trace const& t : traces)
-    if (t.allocs == 0 && t.start_events == 0)
+    if (t.allocs == 0 && t.start_events == 0 && t.event_count() != 0)
       throw input_error(path + ": no allocation in " + (traces.size() > 1 ? t.name : std::string("it")) + ", only " + std::to_string(t.frees) +
                         " frees and " + std::to_string(t.releases) + " cache releases: expected at least one allocation");
   return traces;

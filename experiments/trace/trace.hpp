@@ -62,6 +62,16 @@ struct pinned_file {
   ~pinned_file();  // closes fd
 };
 
+// An allocation the recorded program saw fail (a snapshot's `oom` entry): where, what it
+// asked, and what the device had free then. Not an event: the replay never makes it.
+struct recorded_failure {
+  std::uint64_t before_event;  // the number of the trace's events before it
+  std::uint64_t size;          // the request, rounded as the allocator rounded it
+  std::uint64_t stream;
+  std::uint64_t device_free;   // bytes free on the device, as the allocator asked the driver
+  std::uint64_t entry;         // its place in the recording (device_traces[D][entry])
+};
+
 struct trace {
   std::string name;  // file name without directories, for result rows
   std::vector<event> events;  // in memory, unless streamed_from names a file
@@ -74,6 +84,7 @@ struct trace {
   std::size_t frees = 0;
   std::size_t releases = 0;           // op::release events
   std::size_t recorded_failures = 0;  // allocations the recorded program saw fail (not replayed)
+  std::vector<recorded_failure> failures;  // each, where the recording says where (a snapshot's)
   int device = 0;                     // the device a snapshot's trace was recorded on
   std::string allocator;              // the TF allocator a BFC log's trace was recorded from (GPU_0_bfc, ...)
   std::vector<start_segment> start_segments;  // empty but for a snapshot's trace
@@ -98,6 +109,9 @@ struct trace {
   // Its settings at values other than their defaults that the presets do not model, as
   // KEY=VALUE: a replay cannot say what they changed (verify and tune refuse them).
   std::vector<std::string> recorded_unmodelled;
+  // A snapshot's private pools, as segment_pool_id "(A, B)": every replay refuses them, as no
+  // preset keeps their blocks apart from the default pools' as PyTorch does.
+  std::vector<std::string> private_pools;
 
   // What the reader left out or cannot vouch for, in sentences (`fraglab info` prints them):
   // a snapshot's entries of unknown actions, a TF log that starts mid-run.

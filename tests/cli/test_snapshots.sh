@@ -112,6 +112,32 @@ pickle.dump({"segments": [seg(0, base, 20 * MiB, [{"size": 2 * MiB, "requested_s
                                                   {"size": 14 * MiB, "requested_size": 14 * MiB - 7, "state": "active_allocated"}])],
              "device_traces": [[ev("free_completed", base + 6 * MiB, 14 * MiB - 7)]]},
             open(f"{work}/torch20.pickle", "wb"), protocol=2)
+
+# Four devices recorded, the last with nothing: an allocator with nothing to replay.
+pickle.dump({"segments": segments, "device_traces": traces + [[]]}, open(f"{work}/idle-device.pickle", "wb"), protocol=2)
+
+# max_non_split_rounding_mb, recorded only in the PYTORCH_CUDA_ALLOC_CONF text: a cached
+# 200 MiB block serves 150 MiB (>= max_split_size 100 MiB) unsplit under 64 MiB, where
+# PyTorch's default 20 MiB would have made a new segment.
+conf = dict(settings, PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:100,max_non_split_rounding_mb:64", max_split_size=100 * MiB,
+            roundup_power2_divisions={})
+t = [ev("segment_alloc", base, 200 * MiB), ev("alloc", base, 200 * MiB), ev("free_requested", base, 200 * MiB),
+     ev("free_completed", base, 200 * MiB), ev("alloc", base, 150 * MiB)]
+pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": conf}, open(f"{work}/non-split.pickle", "wb"), protocol=2)
+conf = dict(conf, PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:100,per_process_memory_fraction:0.5,backend:native")
+pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": conf}, open(f"{work}/fraction.pickle", "wb"), protocol=2)
+# A newer PyTorch's keys at their defaults change nothing; the 20 MiB large segment made 40 MiB would.
+conf = dict(conf, PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:100,max_non_split_rounding_mb:64,large_segment_size_mb:20,"
+            "per_process_memory_fraction:1.0")
+pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": conf}, open(f"{work}/defaults.pickle", "wb"), protocol=2)
+conf = dict(conf, PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:100,large_segment_size_mb:40")
+pickle.dump({"segments": [], "device_traces": [t], "allocator_settings": conf}, open(f"{work}/large-segment.pickle", "wb"), protocol=2)
+
+# A private pool's segment (torch.cuda.MemPool, a CUDA graph's): segment_pool_id other than (0, 0).
+pooled = seg(0, base, 20 * MiB, [{"address": base, "size": 2 * MiB, "requested_size": 2 * MiB, "state": "active_allocated"}])
+pooled["segment_pool_id"] = (1, 3)
+pickle.dump({"segments": [pooled], "device_traces": [[ev("segment_alloc", base, 20 * MiB), ev("alloc", base, 2 * MiB)]]},
+            open(f"{work}/private-pool.pickle", "wb"), protocol=2)
 EOF
 
 # --- devices ------------------------------------------------------------------------------
@@ -259,6 +285,35 @@ err=$("$fraglab" info "$work/no-addr.pickle" 2>&1); rc=$?
 expect "a missing key is named at its entry" '[[ $rc -eq 2 && $err == *"no-addr.pickle: device_traces[1][2]: expected key '"'"'addr'"'"' in an event"* ]]'
 err=$("$fraglab" info "$work/no-stream.pickle" 2>&1); rc=$?
 expect "and in a segment" '[[ $rc -eq 2 && $err == *"no-stream.pickle: segments[2]: expected key '"'"'stream'"'"' in a segment"* ]]'
+
+# --- what recent PyTorch writes ---------------------------------------------------------------
+out=$("$fraglab" info "$work/idle-device.pickle" --device 3 2>&1); rc=$?
+expect "a device that recorded nothing is an allocator with nothing in it" '[[ $rc -eq 0 && $out == *"idle-device.pickle@cuda:3"* && $out == *"events: 0"* ]]'
+out=$("$fraglab" replay "$work/idle-device.pickle" --device 3 -p pytorch_caching --repeat 0 --format csv 2>&1); rc=$?
+expect "and replays as a row of nothing" '[[ $rc -eq 0 && $out == *"idle-device.pickle@cuda:3,pytorch_caching,0,0,"* ]]'
+"$fraglab" verify "$work/idle-device.pickle" --device 3 > /dev/null 2>&1; rc=$?
+expect "verify: nothing to verify there (exit 3)" '[[ $rc -eq 3 ]]'
+out=$("$fraglab" verify "$work/idle-device.pickle" 2>&1); rc=$?
+expect "without --device, the devices that recorded something, a row each" '[[ $rc -eq 0 && $out != *"@cuda:3"* && $out == *"@cuda:2"* ]]'
+out=$("$fraglab" verify "$work/non-split.pickle" 2>&1); rc=$?
+expect "max_non_split_rounding_mb in PYTORCH_CUDA_ALLOC_CONF is applied: the cached block serves the oversize request" \
+  '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
+out=$("$fraglab" replay "$work/non-split.pickle" -p pytorch_caching --repeat 0 2>&1); rc=$?
+expect "and named among the recorded settings a replay applies" '[[ $rc -eq 0 && $out == *"recorded with max_split_size=104857600, max_non_split_rounding=67108864"* ]]'
+err=$("$fraglab" verify "$work/fraction.pickle" 2>&1); rc=$?
+expect "a key of the text no preset models, at a value other than its default, is refused by name" \
+  '[[ $rc -eq 2 && $err == *"not model: per_process_memory_fraction=0.5"* && $err != *backend* ]]'
+out=$("$fraglab" verify "$work/defaults.pickle" 2>&1); rc=$?
+expect "large_segment_size_mb:20 and per_process_memory_fraction:1.0, PyTorch's defaults, are read as such" \
+  '[[ $rc -eq 0 && $out == *"addresses matched: 2/2"* ]]'
+err=$("$fraglab" verify "$work/large-segment.pickle" 2>&1); rc=$?
+expect "large_segment_size_mb at another value is refused by name" '[[ $rc -eq 2 && $err == *"not model: large_segment_size_mb=40"* ]]'
+out=$("$fraglab" info "$work/private-pool.pickle" 2>&1); rc=$?
+expect "a private pool is named by info" '[[ $rc -eq 0 && $out == *"private pools (segment_pool_id (1, 3))"* ]]'
+err=$("$fraglab" replay "$work/private-pool.pickle" -p best_fit 2>&1); rc=$?
+expect "and refused by every replay, never mixed with the default pools" '[[ $rc -eq 2 && $err == *"segment_pool_id (1, 3)"* ]]'
+err=$("$fraglab" verify "$work/private-pool.pickle" 2>&1); rc=$?
+expect "and by verify" '[[ $rc -eq 2 && $err == *"segment_pool_id (1, 3)"* ]]'
 
 out=$("$fraglab" info "$work/unknown.pickle" --device 0 2>&1); rc=$?
 expect "entries of an action fraglab does not know are left out, and said so" \
