@@ -25,6 +25,7 @@ int sweep(std::vector<std::string> const& args);
 int capacity(std::vector<std::string> const& args);
 int plan(std::vector<std::string> const& args);
 int tune(std::vector<std::string> const& args);
+int explain(std::vector<std::string> const& args);
 int export_trace(std::vector<std::string> const& args);
 int report(std::vector<std::string> const& args);
 int view(std::vector<std::string> const& args);

@@ -21,6 +21,7 @@ commands:
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   plan INPUT... [--capacity C]               the best offline placement of every buffer, and its proven bound
   tune SNAPSHOT... [--capacity SIZE]         the PYTORCH_CUDA_ALLOC_CONF that serves a recording best
+  explain SNAPSHOT [--oom K]                 why it ran out of memory (or what its peak was), and what would have served it
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   export TRACE -p P --to pytorch-snapshot    a policy's replay as a PyTorch memory snapshot, for PyTorch's viewers
@@ -39,7 +40,7 @@ commands:
 
 namespace {
 
-constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "export", "report", "view", "info",
+constexpr std::string_view commands[] = {"policies", "replay", "sweep",  "merge", "capacity", "plan", "tune", "explain", "export", "report", "view", "info",
                                          "convert",  "trace",  "record-tf", "gen",    "verify", "dump",    "help", "completion"};
 
 }  // namespace
@@ -57,6 +58,7 @@ int run_command(std::string const& command, std::vector<std::string> const& args
   if (command == "capacity") return capacity(args);
   if (command == "plan") return plan(args);
   if (command == "tune") return tune(args);
+  if (command == "explain") return explain(args);
   if (command == "export") return export_trace(args);
   if (command == "report") return report(args);
   if (command == "view") return view(args);

@@ -207,6 +207,9 @@ function showPeak(v) {
 }
 const slider = document.getElementById("slider");
 slider.max = D.points.length - 1;
+// A page that explains a moment (fraglab explain) opens at it.
+const explained = document.getElementById("explain");
+if (explained) slider.value = Math.max(0, D.points.indexOf(Number(explained.dataset.event)));
 function draw() {
   const point = Number(slider.value);
   document.getElementById("at").textContent = "event " + D.points[point] + " of " + D.events;
@@ -223,11 +226,11 @@ setZoom(0, lastEvent);
 
 }  // namespace
 
-std::string view_page(std::string const& data, std::string const& made_by)
+std::string view_page(std::string const& data, std::string const& made_by, std::string const& preface)
 {
   return std::string("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fraglab view</title><style>") + style +
-         "</style></head><body>\n<h1>fraglab view</h1>\n<p class=\"note\">" + svg::escaped(made_by) +
-         "</p>\n<div id=\"controls\"><input id=\"slider\" type=\"range\" min=\"0\" max=\"0\" value=\"0\"> <span id=\"at\"></span> "
+         "</style></head><body>\n<h1>fraglab view</h1>\n<p class=\"note\">" + svg::escaped(made_by) + "</p>\n" + preface +
+         "<div id=\"controls\"><input id=\"slider\" type=\"range\" min=\"0\" max=\"0\" value=\"0\"> <span id=\"at\"></span> "
          "<button id=\"unzoom\" disabled>every event</button> <span class=\"note\">drag across a chart to zoom into those events</span></div>\n"
          "<div id=\"overlay\"><h2>every policy, overlaid: <select id=\"metric\"><option value=\"reserved\">reserved</option>"
          "<option value=\"allocated\">allocated</option><option value=\"live\">live</option></select> bytes over events</h2>"

@@ -8,7 +8,8 @@
 
 namespace fraglab::cli {
 
-// `data` is view_data_json()'s; `made_by` says what made the page.
-std::string view_page(std::string const& data, std::string const& made_by);
+// `data` is view_data_json()'s; `made_by` says what made the page; `preface`, HTML shown above
+// the charts (`fraglab explain`'s answer).
+std::string view_page(std::string const& data, std::string const& made_by, std::string const& preface = {});
 
 }  // namespace fraglab::cli

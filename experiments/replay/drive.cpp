@@ -8,9 +8,9 @@ namespace fraglab {
 namespace {
 
 template <class AfterEach>
-std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events, AfterEach&& after_each)
+std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events, std::vector<block_ref>& block, AfterEach&& after_each)
 {
-  std::vector<block_ref> block(t.slots);
+  block.assign(t.slots, block_ref{});
   std::vector<bool> live(t.slots, false);
   // As the replay does: a start the allocator can hold is restored, and stands for the events
   // that allocate it.
@@ -50,13 +50,20 @@ std::uint64_t run(any_allocator& a, trace::trace const& t, std::uint64_t events,
 
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events)
 {
-  return run(a, t, events, [](std::uint64_t, std::span<block_ref const>) {});
+  std::vector<block_ref> blocks;
+  return drive(a, t, events, blocks);
+}
+
+std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events, std::vector<block_ref>& blocks)
+{
+  return run(a, t, events, blocks, [](std::uint64_t, std::span<block_ref const>) {});
 }
 
 void drive_each(any_allocator& a, trace::trace const& t,
                 std::function<void(std::uint64_t, std::span<block_ref const>)> const& after_each)
 {
-  (void)run(a, t, all_events, after_each);
+  std::vector<block_ref> blocks;
+  (void)run(a, t, all_events, blocks, after_each);
 }
 
 std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& t)
@@ -64,7 +71,8 @@ std::uint64_t events_to_peak_reserved(composition const& c, trace::trace const& 
   auto a = c.make();
   std::size_t peak = 0;
   std::uint64_t at = 0;
-  run(*a, t, all_events, [&](std::uint64_t done, std::span<block_ref const>) {
+  std::vector<block_ref> blocks;
+  run(*a, t, all_events, blocks, [&](std::uint64_t done, std::span<block_ref const>) {
     std::size_t const reserved = a->counters().reserved_bytes;
     if (reserved > peak) {
       peak = reserved;

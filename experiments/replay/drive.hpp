@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <span>
+#include <vector>
 
 namespace fraglab {
 
@@ -18,6 +19,8 @@ inline constexpr std::uint64_t all_events = std::numeric_limits<std::uint64_t>::
 // Applies the first `events` events of `t` to `a` (a fresh allocator). Returns how many ran.
 // A start state the allocator restores counts as the events that allocate it.
 std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events = all_events);
+// The same, leaving in `blocks` the block each slot holds then (address 0: none).
+std::uint64_t drive(any_allocator& a, trace::trace const& t, std::uint64_t events, std::vector<block_ref>& blocks);
 
 // The same over every event, calling `after_each(n, blocks)` once n events have been applied
 // (each restored one too): for tools that look at the allocator at chosen points.

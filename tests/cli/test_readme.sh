@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Every command of the README's ```sh blocks that runs fraglab or plot.py, in order, in an
-# empty directory: each must succeed, and each table it prints for a reader must fit 120
-# columns. `fraglab trace` needs the programs it traces and is run by test_tracer.sh; the
-# 5M-allocation workload is made with 50,000 here; the sharded sweep's other three shards are
-# run beside the first, so that its merge has them all.
+# Every command of the README's ```sh blocks that runs fraglab, plot.py or the script that writes
+# explain's OOM snapshot, in order, in an empty directory: each must succeed, and each table it
+# prints for a reader must fit 120 columns. `fraglab trace` needs the programs it traces and is
+# run by test_tracer.sh; the 5M-allocation workload is made with 50,000 here; the sharded
+# sweep's other three shards are run beside the first, so that its merge has them all.
 set -u
 fraglab=$(realpath "${1:?usage: test_readme.sh PATH_TO_FRAGLAB}")
 root=$(realpath "$(dirname "$0")/../..")
@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 commands=$(awk '/^```sh/{f=1;next} /^```/{f=0} f' "$root/README.md" |
   awk '{ if (sub(/\\$/, "")) { line = line $0; next } print line $0; line = "" }' |
-  grep -E '^(build/experiments/fraglab|\$F|/usr/bin/python3 experiments/results/plot\.py) ' | grep -vE '^(\$F|build/experiments/fraglab) trace ')
+  grep -E '^(build/experiments/fraglab|\$F|/usr/bin/python3 experiments/(results/plot|dev/split_oom_snapshot)\.py) ' | grep -vE '^(\$F|build/experiments/fraglab) trace ')
 # The README draws figures of files its later commands make: plot.py runs last.
 commands=$(grep -v plot.py <<<"$commands"; grep plot.py <<<"$commands")
 cd "$work" || exit 1
@@ -20,6 +20,7 @@ while IFS= read -r line; do
   cmd=${line//build\/experiments\/fraglab/$fraglab}
   cmd=${cmd//\$F /$fraglab }
   cmd=${cmd//experiments\/results\/plot.py/$root/experiments/results/plot.py}
+  cmd=${cmd//experiments\/dev\/split_oom_snapshot.py/$root/experiments/dev/split_oom_snapshot.py}
   cmd=${cmd//--allocations 5000000/--allocations 50000}
   if [[ $cmd == *../shared/* ]]; then
     [[ -d $root/../shared ]] || { echo "SKIP: $line (needs ../shared)"; continue; }
