@@ -181,10 +181,10 @@ def main(argv):
                 if "view page" in measured:
                     rows.append([f"{gigabytes:g}", frames, f"{file_mb:.0f}", "view: page size (MB)",
                                  "", f"{measured['view page'][0] / 1e6:.1f}", "", ""])
-    header = provenance(__file__, argv, [("stacks", f"{STACKS} distinct, 16-64 frames from {FRAMES} distinct frames")])
+    header = provenance("big_snapshots.py", argv, [("stacks", f"{STACKS} distinct, 16-64 frames from {FRAMES} distinct frames")])
     out_csv = os.path.join(args.out_dir, "big_snapshots.csv")
     write_csv(out_csv, header, columns, rows)
-    write_markdown(os.path.join(args.out_dir, "big_snapshots.md"), "Gigabyte PyTorch snapshots", __file__, header,
+    write_markdown(os.path.join(args.out_dir, "big_snapshots.md"), "Gigabyte PyTorch snapshots", "big_snapshots.py", header,
                    [["Wall time and peak resident memory of each command on one file; pickle.load is Python's C "
                      "unpickler reading the same file (ratios: its time over ours, our memory over its)."],
                     markdown_table(columns, rows)])

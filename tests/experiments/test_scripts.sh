@@ -59,6 +59,19 @@ expect "offline_gap.csv: LOAD <= offline best, and the lower bound between them"
   '[[ -z $(grep -v "^#" "$work/out/offline_gap.csv" | awk -F, '"'"'NR>1 && ($6<$4 || $7<$4 || $7>$6)'"'"') ]]'
 expect "offline_gap.md and .svg are written" 'grep -q "Gap to the offline best" "$work/out/offline_gap.md" && grep -q "<svg" "$work/out/offline_gap.svg"'
 
+# A 10 MB snapshot, plain and with memo-shared stacks: every command must succeed on both
+# (a row "(exit N)" otherwise), the framed one verifying as the plain one does.
+$py "$root/experiments/results/big_snapshots.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/big" \
+  2> "$work/big.err"
+expect "big_snapshots.py runs" '[[ $? -eq 0 ]] || { cat "$work/big.err"; false; }'
+expect "big_snapshots.csv has provenance and its columns" \
+  'provenance_ok "$work/out/big_snapshots.csv" "size_gb,frames,file_mb,command,seconds,peak_mb,speedup_vs_pickle_load,memory_vs_pickle_load"'
+expect "big_snapshots.csv: pickle.load, info, verify, replay, view and the page, with and without frames, none failed" \
+  '[[ $(grep -vc "^#" "$work/out/big_snapshots.csv") -eq 13 && $(grep -c "(exit" "$work/out/big_snapshots.csv") -eq 0 &&
+     $(grep -c "^0.01,yes,.*,verify," "$work/out/big_snapshots.csv") -eq 1 ]]'
+"$fraglab" verify "$work/big/snapshot-0.01gb-frames.pickle" > "$work/big-verify.out" 2>&1
+expect "the snapshot with stacks verifies address for address" '[[ $? -eq 0 ]] && grep -q "^addresses matched: \([0-9]*\)/\1$" "$work/big-verify.out"'
+
 $py "$root/experiments/results/split_ratio_sweep.py" --quick --repeat 1 --fraglab "$fraglab" --out-dir "$work/out" \
   --work-dir "$work" 2> "$work/split.err"
 expect "split_ratio_sweep.py runs" '[[ $? -eq 0 ]] || { cat "$work/split.err"; false; }'
