@@ -13,14 +13,18 @@ under pytorch_caching by `fraglab export`, so `verify` has real decisions to mat
   16 to 64 frames drawn from FRAMES distinct frames, one per entry chosen at random: a
   training loop's allocation sites recur every iteration, so their stacks are few and shared.
 
+On the largest framed file, every other command that reads a snapshot is run too (sweep,
+capacity, tune, explain, report, export, plan, and a replay through the Python module).
 Writes OUT/big_snapshots.csv and OUT/big_snapshots.md. A benchmark, not a test: the timings
 are of this machine at the time, the ratios to pickle.load measured in the same run.
 """
 
 import argparse
+import glob
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,6 +143,37 @@ def make_inputs(fraglab, work_dir, gigabytes):
     return [("no", plain), ("yes", framed)]
 
 
+def open_seconds(page):
+    """Seconds headless Chromium takes to load `page` and run its scripts ("" without Chromium)."""
+    browser = shutil.which("chromium")
+    if browser is None:
+        return ""
+    start = time.monotonic()
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    return f"{time.monotonic() - start:.1f}" if done.returncode == 0 else f"(exit {done.returncode})"
+
+
+def other_commands(fraglab, path, scratch):
+    """The commands besides info, verify, replay and view that read a snapshot, and the Python
+    module where the build made one: what each costs on the largest file."""
+    out = lambda name: os.path.join(scratch, name)
+    commands = [("sweep", [fraglab, "sweep", path, "-p", "pytorch_caching", "--vary", "max_split_size_mb=64,256"]),
+                ("capacity", [fraglab, "capacity", path, "-p", "pytorch_caching"]),
+                ("tune", [fraglab, "tune", path]),
+                ("explain", [fraglab, "explain", path]),
+                ("report", [fraglab, "report", path, "-p", "pytorch_caching", "-o", out("report.html")]),
+                ("export", [fraglab, "export", path, "-p", "pytorch_caching", "--to", "pytorch-snapshot", "-o", out("export.pickle")]),
+                ("plan", [fraglab, "plan", path, "-o", out("plan.csv")])]
+    module = os.path.join(os.path.dirname(os.path.abspath(fraglab)), "python")
+    if glob.glob(os.path.join(module, "fraglab*.so")):
+        commands.append(("python: fraglab.replay", ["/usr/bin/python3", "-c",
+                                                    "import sys; sys.path.insert(0, sys.argv[1]); import fraglab; "
+                                                    "fraglab.replay(fraglab.read_trace(sys.argv[2]), ['pytorch_caching'])",
+                                                    module, path]))
+    return commands
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     common_arguments(parser, "big_snapshots")
@@ -147,10 +182,12 @@ def main(argv):
     args = parser.parse_args(argv)
     sizes = [0.01] if args.quick else [float(s) for s in args.sizes.split(",")]
     fraglab = args.fraglab
-    columns = ["size_gb", "frames", "file_mb", "command", "seconds", "peak_mb", "speedup_vs_pickle_load", "memory_vs_pickle_load"]
+    columns = ["size_gb", "frames", "file_mb", "command", "seconds", "peak_mb", "speedup_vs_pickle_load", "memory_vs_pickle_load",
+               "page_mb", "page_open_seconds"]
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         page = os.path.join(scratch, "view.html")
+        pages = {"view": page, "report": os.path.join(scratch, "report.html")}
         for gigabytes in sizes:
             for frames, path in make_inputs(fraglab, args.work_dir, gigabytes):
                 file_mb = os.path.getsize(path) / 1e6
@@ -158,35 +195,34 @@ def main(argv):
                             ("verify", [fraglab, "verify", path]),
                             ("replay", [fraglab, "replay", path, "-p", "pytorch_caching"]),
                             ("view", [fraglab, "view", path, "-p", "pytorch_caching", "-o", page])]
+                if gigabytes == sizes[-1] and frames == "yes":  # every other command, on the largest file
+                    commands += other_commands(fraglab, path, scratch)
                 if not args.no_pickle_load:
                     commands.insert(0, ("pickle.load", ["/usr/bin/python3", "-c",
                                                         "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))", path]))
                 measured = {}
                 for name, cmd in commands:
-                    seconds, peak, status = measure(cmd)
-                    measured[name] = (seconds, peak, status)
-                    if name == "view" and status == 0:
-                        measured["view page"] = (os.path.getsize(page), 0, 0)
+                    measured[name] = measure(cmd)
                 base = measured.get("pickle.load")
                 for name, (seconds, peak, status) in measured.items():
-                    if name == "view page":
-                        continue
                     failed = status != 0
-                    ratio = base and base[2] == 0 and not failed and name != "pickle.load"
+                    ratio = base and base[2] == 0 and not failed and name in ("info", "verify", "replay", "view")
+                    page_mb = page_open = ""
+                    if name in pages and not failed:
+                        page_mb = f"{os.path.getsize(pages[name]) / 1e6:.1f}"
+                        page_open = open_seconds(pages[name])
                     rows.append([f"{gigabytes:g}", frames, f"{file_mb:.0f}",
                                  name + (f" (exit {status})" if failed else ""),
                                  f"{seconds:.1f}", f"{peak / 1e6:.0f}",
                                  f"{base[0] / seconds:.1f}x" if ratio else "",
-                                 f"{peak / base[1]:.3f}" if ratio else ""])
-                if "view page" in measured:
-                    rows.append([f"{gigabytes:g}", frames, f"{file_mb:.0f}", "view: page size (MB)",
-                                 "", f"{measured['view page'][0] / 1e6:.1f}", "", ""])
+                                 f"{peak / base[1]:.3f}" if ratio else "", page_mb, page_open])
     header = provenance("big_snapshots.py", argv, [("stacks", f"{STACKS} distinct, 16-64 frames from {FRAMES} distinct frames")])
     out_csv = os.path.join(args.out_dir, "big_snapshots.csv")
     write_csv(out_csv, header, columns, rows)
     write_markdown(os.path.join(args.out_dir, "big_snapshots.md"), "Gigabyte PyTorch snapshots", "big_snapshots.py", header,
                    [["Wall time and peak resident memory of each command on one file; pickle.load is Python's C "
-                     "unpickler reading the same file (ratios: its time over ours, our memory over its)."],
+                     "unpickler reading the same file (ratios: its time over ours, our memory over its); the pages of "
+                     "view and report: their size, and the seconds headless Chromium takes to load them and run their scripts."],
                     markdown_table(columns, rows)])
     print(open(out_csv).read(), end="")
 
