@@ -46,8 +46,9 @@ int export_trace(std::vector<std::string> const& args)
   apply_trace_selection(vm, t);
   note_recorded_settings({t}, {spec}, recorded_settings_applied(vm));
   auto const c = make_composition(spec, cell_parameters(spec, user, t, recorded_settings_applied(vm)), backend);
-  std::string const bytes = export_pytorch_snapshot(*c, t, parse_policy_spec(spec).base == "pytorch_expandable");
-  write_output_file(vm["output"].as<std::string>(), bytes);
+  output_file out(vm["output"].as<std::string>());
+  export_pytorch_snapshot(*c, t, parse_policy_spec(spec).base == "pytorch_expandable", out.stream());
+  out.commit();
   std::cerr << "wrote " << t.name << " under " << c->name() << " as a PyTorch memory snapshot to " << vm["output"].as<std::string>()
             << '\n';
   return 0;

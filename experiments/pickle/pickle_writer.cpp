@@ -25,9 +25,19 @@ writer::writer()
   out_ += '\x04';
 }
 
-void writer::item() noexcept
+writer::writer(std::ostream& sink) : writer()
+{
+  sink_ = &sink;
+}
+
+void writer::item()
 {
   if (!open_.empty()) ++open_.back().items;
+  constexpr std::size_t spill_bytes = std::size_t{1} << 20;
+  if (sink_ != nullptr && out_.size() >= spill_bytes) {
+    sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
 }
 
 void writer::none()
@@ -131,7 +141,10 @@ std::string writer::finish()
 {
   if (!open_.empty()) throw std::logic_error("pickle writer: a container is still open");
   out_ += stop;
-  return std::move(out_);
+  if (sink_ == nullptr) return std::move(out_);
+  sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+  out_.clear();
+  return {};
 }
 
 }  // namespace fraglab::pickle

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,11 @@ namespace fraglab::pickle {
 
 class writer {
  public:
+  // The bytes are kept, for finish() to return.
   writer();
+  // The bytes go to `sink` as they are written, a MiB at a time: a snapshot of gigabytes is
+  // never held whole. `sink` must outlive the writer.
+  explicit writer(std::ostream& sink);
 
   void none();
   void boolean(bool b);
@@ -32,12 +37,14 @@ class writer {
   void entry(std::string_view key, std::int64_t n);
   void entry(std::string_view key, std::string_view s);
 
-  // STOP, and the bytes; throws std::logic_error if a container is still open.
-  [[nodiscard]] std::string finish();
+  // STOP, and the bytes (with a sink: STOP written to it, and nothing returned); throws
+  // std::logic_error if a container is still open.
+  std::string finish();
 
  private:
-  void item() noexcept;
+  void item();
   std::string out_;
+  std::ostream* sink_ = nullptr;
   struct open {
     bool dict;
     std::size_t items;

@@ -57,10 +57,10 @@ constexpr std::size_t small_block = std::size_t{1} << 20;  // PyTorch's small po
 
 }  // namespace
 
-std::string export_pytorch_snapshot(composition const& c, trace::trace const& t, bool expandable_segments)
+void export_pytorch_snapshot(composition const& c, trace::trace const& t, bool expandable_segments, std::ostream& out)
 {
   auto a = c.make();
-  pickle::writer w;
+  pickle::writer w(out);
   w.begin_dict();
   w.text("device_traces");
   w.begin_list();
@@ -237,7 +237,7 @@ std::string export_pytorch_snapshot(composition const& c, trace::trace const& t,
     w.entry("max_split_size", static_cast<std::int64_t>(c.params().size("max_split_size_mb") << 20));
   w.end_dict();
   w.end_dict();
-  return w.finish();
+  w.finish();
 }
 
 }  // namespace fraglab

@@ -19,12 +19,13 @@
 #include "experiments/registry/composition.hpp"
 #include "experiments/trace/trace.hpp"
 
-#include <string>
+#include <ostream>
 
 namespace fraglab {
 
-// The pickle's bytes (protocol 4). `expandable_segments`: the policy is pytorch_expandable, as
-// allocator_settings then says (with max_split_size when the policy sets max_split_size_mb).
-std::string export_pytorch_snapshot(composition const& c, trace::trace const& t, bool expandable_segments);
+// Writes the pickle (protocol 4) to `out` as the replay goes. `expandable_segments`: the
+// policy is pytorch_expandable, as allocator_settings then says (with max_split_size when the
+// policy sets max_split_size_mb).
+void export_pytorch_snapshot(composition const& c, trace::trace const& t, bool expandable_segments, std::ostream& out);
 
 }  // namespace fraglab
