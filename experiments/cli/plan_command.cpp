@@ -22,8 +22,9 @@ int plan(std::vector<std::string> const& args)
       "  fraglab plan run.trace                          the lowest placement of its allocations, and how far it can be from the best\n"
       "  fraglab plan B.1048576.csv --capacity 1048576 --placement B.out.csv   MiniMalloc's problem and output\n\n"
       "INPUT: any trace fraglab reads (a buffer lives from its allocation to its free, or to the end), or a MiniMalloc\n"
-      "CSV (id,lower,upper,size: live over [lower, upper); any order, MiniMalloc's other names and its optional\n"
-      "alignment column too: docs/offline.md). Every placement is checked before it is reported.\n"
+      "CSV (id,lower,upper,size: live over [lower, upper), or [lower, upper] with --lifetimes inclusive; times any\n"
+      "integers; any order, MiniMalloc's other names and its optional alignment column too: docs/offline.md).\n"
+      "Every placement is checked before it is reported.\n"
       "Columns: height_bytes (the placement's), lower_bound_bytes (proven: none is lower; LOAD or raised by the search),\n"
       "optimal (the two meet), gap_to_lower (height / lower bound - 1), found_by (a heuristic, or the search).\n"
       "Exit: 0 planned; 1 no placement within --capacity was found (nothing is written); 2 bad input.\n\n"
@@ -33,7 +34,10 @@ int plan(std::vector<std::string> const& args)
       ("time-limit", po::value<std::string>()->default_value("10"), "S: seconds of search for each input")          //
       ("capacity", po::value<std::string>(), "SIZE: the height no placement may exceed (e.g. 1048576, 80GiB)")      //
       ("placement", po::value<std::string>(), "OUT.csv: the placement of one input's buffers as MiniMalloc's CSV with "
-                                              "an offset column");
+                                              "an offset column, its times as the input gave them")  //
+      ("lifetimes", po::value<std::string>()->default_value("half-open"),
+       "how a CSV's upper column counts: half-open (MiniMalloc's: [lower, upper)) or inclusive (IREE's and SOMAS's: "
+       "[lower, upper], the last step live)");
   add_trace_selection_options(desc);
   add_jobs_option(desc, "inputs planned in parallel");
   add_output_options(desc);
@@ -48,10 +52,12 @@ int plan(std::vector<std::string> const& args)
   auto const& paths = vm["input"].as<std::vector<std::string>>();
   check_distinct_names(paths);
 
+  plan::lifetimes const read_as = plan::lifetimes_named("--lifetimes", vm["lifetimes"].as<std::string>());
+
   std::vector<plan::offline_input> inputs;
   for (auto const& path : paths) {
     if (plan::is_minimalloc_csv(path)) {
-      inputs.push_back(plan::read_minimalloc_csv(path));
+      inputs.push_back(plan::read_minimalloc_csv(path, read_as));
       continue;
     }
     for (trace::trace& t : trace::read_traces(path, device_option(vm))) {

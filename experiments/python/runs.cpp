@@ -306,15 +306,16 @@ void bind_runs(py::module_& m)
 
   m.def(
       "plan",
-      [](py::handle inputs, double time_limit, py::handle capacity, py::handle jobs, bool placements) -> py::object {
+      [](py::handle inputs, double time_limit, py::handle capacity, py::handle jobs, bool placements, std::string const& lifetimes) -> py::object {
         if (!(time_limit > 0) || time_limit > 1e9) throw std::invalid_argument("time_limit: expected a positive number of seconds");
+        plan::lifetimes const read_as = plan::lifetimes_named("lifetimes", lifetimes);
         std::uint64_t const limit = capacity.is_none() ? offline::no_capacity : size_value("capacity", capacity);
         std::vector<plan::offline_input> problems;
         auto const add = [&](py::handle one) {
           if (is_path(one)) {
             std::string const path = path_text(one);
             if (plan::is_minimalloc_csv(path)) {
-              problems.push_back(plan::read_minimalloc_csv(path));
+              problems.push_back(plan::read_minimalloc_csv(path, read_as));
               return;
             }
           }
@@ -350,8 +351,10 @@ void bind_runs(py::module_& m)
           py::list ids(n);
           for (std::size_t b = 0; b < n; ++b) {
             ids[b] = problems[i].ids.empty() ? py::str(std::to_string(buffers[b].lower)) : py::str(problems[i].ids[b]);
-            lower.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].lower);
-            upper.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].upper);
+            // The input's own times (a CSV's may start below 0), [lower, upper) whichever way it counted them.
+            auto const origin = static_cast<std::uint64_t>(problems[i].time_origin);
+            lower.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].lower + origin);
+            upper.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].upper + origin);
             size.mutable_data()[b] = static_cast<std::int64_t>(buffers[b].size);
             offset.mutable_data()[b] = results[i].fits ? static_cast<std::int64_t>(results[i].offsets[b]) : -1;
           }
@@ -361,10 +364,12 @@ void bind_runs(py::module_& m)
         return py::make_tuple(frame, placed);
       },
       py::arg("inputs"), py::arg("time_limit") = 10.0, py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = 1,
-      py::arg("placements") = false,
+      py::arg("placements") = false, py::arg("lifetimes") = "half-open",
       "The best offline placement of each input's buffers (`fraglab plan`): a Trace, a trace file or MiniMalloc's CSV, or "
-      "a list of them. A row an input; with placements=True also a list of DataFrames (id, lower, upper, size, offset), "
-      "one an input. An input with no placement within capacity warns (RuntimeWarning) and its offsets are -1.");
+      "a list of them. A row an input; with placements=True also a list of DataFrames (id, lower, upper, size, offset; "
+      "live over [lower, upper) in the input's times), one an input. An input with no placement within capacity warns "
+      "(RuntimeWarning) and its offsets are -1. lifetimes: how a CSV's upper column counts, 'half-open' (MiniMalloc's) "
+      "or 'inclusive' (IREE's and SOMAS's: the last step live).");
 }
 
 }  // namespace fraglab::python

@@ -27,8 +27,34 @@ expect "a placement's CSV reads back as a problem" '[[ $rc -eq 0 && $(column "$w
 # MiniMalloc's older files: buffer,start,end with the last step live (end = upper - 1).
 printf 'buffer,start,end,size\nb1,0,2,4\nb2,3,8,4\nb3,0,8,4\nb4,9,20,4\nb5,0,20,4\n' > "$work/old.csv"
 "$fraglab" plan "$work/old.csv" --capacity 12 --placement "$work/old.out.csv" -o "$work/old.plan.csv"; rc=$?
-expect "MiniMalloc's older header (buffer,start,end: end inclusive) plans as the example" \
-  '[[ $rc -eq 0 && $(column "$work/old.plan.csv" height_bytes) == 12 && $(sed -n 2p "$work/old.out.csv") == b1,0,3,4,* ]]'
+expect "MiniMalloc's older header (buffer,start,end: end inclusive) plans as the example, written back as it was read" \
+  '[[ $rc -eq 0 && $(column "$work/old.plan.csv" height_bytes) == 12 && $(head -1 "$work/old.out.csv") == id,lower,end,size,offset &&
+     $(sed -n 2p "$work/old.out.csv") == b1,0,2,4,* ]] && python3 "$check" "$work/old.out.csv" --height 12 >/dev/null'
+# Times as their writers mean them. MindSpore SOMAS's exports start at -1: a lives over
+# [-1, 3) beside b [-1, 1) and then c [1, 5), which never meet: 8 is optimal.
+printf 'id,lower,upper,size\na,-1,3,4\nb,-1,1,4\nc,1,5,4\n' > "$work/somas.csv"
+"$fraglab" plan "$work/somas.csv" --placement "$work/somas.out.csv" -o "$work/somas.plan.csv"; rc=$?
+expect "negative times are read: the optimum 8, and the placement keeps the times as written" \
+  '[[ $rc -eq 0 && $(column "$work/somas.plan.csv" height_bytes) == 8 && $(column "$work/somas.plan.csv" optimal) == yes &&
+     $(sed -n 2p "$work/somas.out.csv") == a,-1,3,4,* ]] && python3 "$check" "$work/somas.out.csv" --height 8 >/dev/null'
+# IREE's lifetimes include their last step: b [0, 1] and c [1, 2] meet at step 1 (8 bytes);
+# half-open they do not (4).
+printf 'id,lower,upper,size\nb,0,1,4\nc,1,2,4\n' > "$work/iree.csv"
+"$fraglab" plan "$work/iree.csv" -o "$work/iree.half.csv"; rc1=$?
+"$fraglab" plan "$work/iree.csv" --lifetimes inclusive --placement "$work/iree.out.csv" -o "$work/iree.plan.csv"; rc2=$?
+expect "--lifetimes inclusive: buffers that share their last and first step meet (8 bytes, 4 half-open)" \
+  '[[ $rc1 -eq 0 && $rc2 -eq 0 && $(column "$work/iree.half.csv" height_bytes) == 4 && $(column "$work/iree.plan.csv" height_bytes) == 8 ]]'
+expect "and the placement is written back inclusive, as it was read" \
+  '[[ $(sed -n 2p "$work/iree.out.csv") == b,0,1,4,* && $(sed -n 3p "$work/iree.out.csv") == c,1,2,4,* ]] &&
+   python3 "$check" "$work/iree.out.csv" --height 8 --inclusive >/dev/null'
+err=$("$fraglab" plan "$work/iree.csv" --lifetimes closed 2>&1); rc=$?
+expect "--lifetimes names its two conventions" '[[ $rc -eq 2 && $err == *"--lifetimes: expected half-open or inclusive, got '"'"'closed'"'"'"* ]]'
+printf 'id,lower,upper,size\na,-9223372036854775808,9223372036854775807,4\n' > "$work/span.csv"
+err=$("$fraglab" plan "$work/span.csv" --lifetimes inclusive 2>&1); rc=$?
+expect "times that span 2^64 steps are refused at their line" '[[ $rc -eq 2 && $err == *span.csv:2:*"fewer than 2^64 steps"* ]]'
+printf 'id,lower,upper,size\na,-9223372036854775809,0,4\n' > "$work/below.csv"
+err=$("$fraglab" plan "$work/below.csv" 2>&1); rc=$?
+expect "a time below -2^63 is refused at its line" '[[ $rc -eq 2 && $err == *below.csv:2:*"expected lower as a 64-bit integer"* ]]'
 # Columns in any order, with alignment and gaps: the alignment is kept and written back.
 printf 'size,upper,lower,id,alignment,gaps\n3,4,0,x,1,\n5,4,0,y,8,1-2\n' > "$work/aligned.csv"
 "$fraglab" plan "$work/aligned.csv" --placement "$work/aligned.out.csv" -o "$work/aligned.plan.csv"; rc=$?

@@ -103,6 +103,20 @@ def test_plan_equals_the_command_line(generated):
             assert not np.any((off[j] < off[i] + size[i]) & (off[i] < off[j] + size[j]))
 
 
+def test_plan_reads_lifetimes_as_their_writers_mean_them(tmp_path):
+    # b [0, 1] and c [1, 2] share step 1 read inclusively (IREE's, SOMAS's), not half-open;
+    # times from -1 (SOMAS) come back as written.
+    (tmp_path / "t.csv").write_text("id,lower,upper,size\nb,-1,1,4\nc,1,2,4\n")
+    half, _ = fraglab.plan(tmp_path / "t.csv", 1, placements=True)
+    inclusive, (p,) = fraglab.plan(tmp_path / "t.csv", 1, placements=True, lifetimes="inclusive")
+    assert half["height_bytes"][0] == 4 and inclusive["height_bytes"][0] == 8
+    assert list(p["lower"]) == [-1, 1] and list(p["upper"]) == [2, 3]  # [lower, upper) in the input's times
+    assert_same_frame(inclusive, cli_frame("plan", tmp_path / "t.csv", "--time-limit", "1", "--lifetimes", "inclusive"),
+                      ignore=("seconds", "seconds_to_best", "seconds_to_fit", "search_nodes"))
+    with pytest.raises(ValueError, match="lifetimes: expected half-open or inclusive, got 'closed'"):
+        fraglab.plan(tmp_path / "t.csv", 1, lifetimes="closed")
+
+
 def test_plan_warns_when_nothing_fits(generated):
     with pytest.warns(RuntimeWarning, match="no placement within 4096 bytes: none exists"):
         frame = fraglab.plan(generated[0], 1, capacity=4096)

@@ -2,9 +2,9 @@
 """An independent check of a placement in MiniMalloc's CSV (id,lower,upper,size[,alignment],offset),
 written apart from the planner's own validator so that one mistake cannot hide in both.
 
-Usage: check_placement.py PLACEMENT.csv [--height H] [--capacity C]
+Usage: check_placement.py PLACEMENT.csv [--height H] [--capacity C] [--inclusive]
 Exits 0 if no two buffers live at the same time overlap in space (lifetimes are half-open,
-[lower, upper)), every offset is a whole number >= 0 and a multiple of its alignment, the highest end is H (if given) and
+[lower, upper); [lower, end] with an `end` column, and [lower, upper] with --inclusive), every offset is a whole number >= 0 and a multiple of its alignment, the highest end is H (if given) and
 within C (if given); else 1, saying which buffers collide."""
 import argparse
 import csv
@@ -16,12 +16,16 @@ def main():
     parser.add_argument("placement")
     parser.add_argument("--height", type=int)
     parser.add_argument("--capacity", type=int)
+    parser.add_argument("--inclusive", action="store_true", help="the upper column is the last step live")
     args = parser.parse_args()
     with open(args.placement, newline="") as f:
         rows = list(csv.DictReader(f))
     buffers = []
     for n, row in enumerate(rows, start=2):
-        lower, upper, size, offset = (int(row[k]) for k in ("lower", "upper", "size", "offset"))
+        last = "end" if "end" in row else "upper"
+        lower, upper, size, offset = (int(row[k]) for k in ("lower", last, "size", "offset"))
+        if last == "end" or args.inclusive:
+            upper += 1
         if offset < 0 or lower > upper or size < 0:
             sys.exit(f"{args.placement}:{n}: bad row {row}")
         if offset % int(row.get("alignment") or 1) != 0:
