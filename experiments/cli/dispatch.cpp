@@ -21,7 +21,7 @@ commands:
   capacity TRACE... -p P[,P...]              smallest capacity with no failed allocation (bisection)
   plan INPUT... [--capacity C]               the best offline placement of every buffer, and its proven bound
   tune SNAPSHOT... [--capacity SIZE]         the PYTORCH_CUDA_ALLOC_CONF that serves a recording best
-  explain SNAPSHOT [--oom K]                 why it ran out of memory (or what its peak was), and what would have served it
+  explain SNAPSHOT [--oom K]                 why it ran out of memory (or its peak), and what would have served it
   info TRACE...                              events, sizes, lifetimes and peak live bytes of a trace
   convert IN OUT [--to text|binary|rmm-csv]  rewrite a trace in another format (.fbin: native binary)
   export TRACE -p P --to pytorch-snapshot    a policy's replay as a PyTorch memory snapshot, for PyTorch's viewers
