@@ -190,18 +190,6 @@ explanation explain(trace::trace const& t, explain_options const& o)
          << human_size(p.largest) << '\n';
   }
 
-  if (oom) {
-    std::size_t const demand = s.counters.live_bytes + static_cast<std::size_t>(failure.size);
-    out.fragmentation = demand <= memory;
-    if (!out.fragmentation)
-      text << "verdict: real demand. The live blocks and the request need " << human_size(demand) << ", more than the " << human_size(memory)
-           << " there was:\n  no allocator could have served it; the program needs less memory at this point, or more of it.\n";
-    else
-      text << "verdict: fragmentation. The live blocks and the request need " << human_size(demand) << " of the " << human_size(memory)
-           << " there was,\n  but no free block of the " << (small ? "small" : "large") << " pool holds " << human_size(failure.size)
-           << ": " << human_size(stranded) << " are stranded beside live blocks.\n";
-  }
-
   // The stranded free blocks, the request's pool first, then by size.
   std::vector<std::pair<segment_state const*, chunk_view>> blocks;
   for (auto const& [serial, g] : s.segments)
@@ -267,9 +255,20 @@ explanation explain(trace::trace const& t, explain_options const& o)
 
   std::string const check_device = t.name.rfind("@cuda:") == std::string::npos ? "" : " --device " + std::to_string(t.device);
   if (oom) {
-    if (numbers[0].served)
-      text << "note: replayed as recorded within " << human_size(memory)
-           << ", the request is served: the device's free bytes then\n  were not all the allocator's to take (another process, or memory outside it).\n";
+    // The verdict. Where the allocator as recorded serves the request within that memory, the
+    // allocator is not what failed, whatever its free blocks.
+    std::size_t const demand = s.counters.live_bytes + static_cast<std::size_t>(failure.size);
+    out.fragmentation = demand <= memory && !numbers[0].served;
+    if (demand > memory)
+      text << "verdict: real demand. The live blocks and the request need " << human_size(demand) << ", more than the " << human_size(memory)
+           << " there was:\n  no allocator could have served it; the program needs less memory at this point, or more of it.\n";
+    else if (numbers[0].served)
+      text << "verdict: not the allocator. Replayed as recorded within the " << human_size(memory) << " there was, the request is served:\n"
+           << "  the device's free bytes then were not all the allocator's to take (another process, or memory outside it).\n";
+    else
+      text << "verdict: fragmentation. The live blocks and the request need " << human_size(demand) << " of the " << human_size(memory)
+           << " there was,\n  but no free block of the " << (small ? "small" : "large") << " pool holds " << human_size(failure.size)
+           << ": " << human_size(stranded) << " are stranded beside live blocks.\n";
     if (served == 0) {
       text << "what if: none of the " << grid.size() << " settings tried serves it within " << human_size(memory) << ".\n";
     } else {

@@ -4,8 +4,11 @@
 // read: the memory the program could have had (the allocator's reserved bytes plus what the
 // device still had free, as the `oom` entry records it), the live blocks, and the free blocks
 // stranded inside segments that live blocks keep from being given back. The verdict follows:
-//   real demand    the live blocks and the request exceed that memory: no allocator serves it;
-//   fragmentation  they fit, but no free block of the request's pool is large enough.
+//   real demand        the live blocks and the request exceed that memory: no allocator serves it;
+//   fragmentation      they fit, but the allocator as recorded fails within it: no free block of
+//                      the request's pool is large enough, and no more could be reserved;
+//   not the allocator  the allocator as recorded serves the request within that memory: the
+//                      device's free bytes were not all its to take.
 // Then, as `fraglab tune` searches, the settings users tune (expandable_segments,
 // max_split_size_mb, roundup_power2_divisions, garbage_collection_threshold) are each replayed
 // up to the request, with the request itself, within that memory: those that serve it.
@@ -36,7 +39,7 @@ struct explanation {
   std::string preset;        // the recorded preset's spec, as replayed
   std::uint64_t events = 0;  // the moment explained: after this many of the trace's events
   bool out_of_memory = false;  // an OOM was explained (else the peak)
-  bool fragmentation = false;  // the verdict, for an OOM
+  bool fragmentation = false;  // the verdict, for an OOM: fragmentation (else real demand, or not the allocator)
 };
 
 // Throws std::invalid_argument for a trace not recorded by PyTorch's allocator (a snapshot's),

@@ -56,6 +56,18 @@ expect "without an OOM, the first peak of reserved memory: the 530 MiB segment, 
   '[[ $rc -eq 0 && $out == *"the first peak of reserved memory (after 1 of 3 events)"* && $out == *"reserved       530 MiB"* &&
      $out != *verdict* ]]'
 
+# The same OOM recorded with 500 MiB free on the device: as recorded, the allocator would have
+# reserved 400 MiB more (930 of 1030 MiB), so what failed was not the allocator.
+/usr/bin/python3 -c '
+import pickle
+s = pickle.load(open("split-oom.pickle", "rb"))
+s["device_traces"][0][-1]["device_free"] = 500 << 20
+pickle.dump(s, open("roomy-oom.pickle", "wb"), protocol=2)'
+out=$("$fraglab" explain roomy-oom.pickle --jobs 2 2>&1); rc=$?
+expect "an OOM the allocator as recorded would have served: not the allocator, and no fragmentation claimed" \
+  '[[ $rc -eq 0 && $out == *"verdict: not the allocator. Replayed as recorded within the 1.006 GiB there was, the request is served"* &&
+     $out != *"verdict: fragmentation"* ]]'
+
 "$fraglab" explain split-oom.pickle --jobs 2 -o why.html > /dev/null; rc=$?
 expect "-o FILE.html: fraglab view's page of the recording, opening at the OOM, the explanation and every row above it" \
   '[[ $rc -eq 0 && $(grep -c "<h2 id=\"explain\" data-event=\"3\">Why it ran out of memory" why.html) -eq 1 &&
