@@ -24,19 +24,6 @@ namespace {
 
 using svg::escaped;
 
-std::string html_table(results_table const& t)
-{
-  std::string out = "<table>\n<tr>";
-  for (auto const& c : t.columns) out += "<th>" + escaped(c) + "</th>";
-  out += "</tr>\n";
-  for (auto const& row : t.rows) {
-    out += "<tr>";
-    for (auto const& cell : row) out += "<td>" + escaped(cell) + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
 // The view of the recording under its recorded preset (`fraglab view`'s page), its slider able
 // to reach the moment explained, with the explanation and every row of its tables above it.
 std::string html_page(trace::trace const& t, explanation const& e, std::string const& made_by)
@@ -48,9 +35,9 @@ std::string html_page(trace::trace const& t, explanation const& e, std::string c
   fit_page(options, 1);
   std::string const preface = "<h2 id=\"explain\" data-event=\"" + std::to_string(e.events) + "\">" + escaped(e.out_of_memory ? "Why it ran out of memory" : "What its peak was made of") +
                               " (after event " + std::to_string(e.events) + ", where the slider opens)</h2>\n<pre class=\"state\">" + escaped(e.text) +
-                              "</pre>\n<h2>Free blocks stranded beside live blocks</h2>\n" + html_table(e.stranded) +
+                              "</pre>\n<h2>Free blocks stranded beside live blocks</h2>\n" + html_table(e.stranded.columns, e.stranded.rows) +
                               "<details><summary>What if: the recorded settings, then the " + std::to_string(e.what_if.rows.size() - 1) +
-                              " tried, replayed</summary>\n" + html_table(e.what_if) + "</details>\n";
+                              " tried, replayed</summary>\n" + html_table(e.what_if.columns, e.what_if.rows) + "</details>\n";
   return view_page(view_data_json(t, {recorded.get()}, options), made_by, preface);
 }
 
@@ -75,7 +62,8 @@ int explain(std::vector<std::string> const& args)
       "Replays the recording under the preset that reproduces it (its recorded settings, as verify does) up to the\n"
       "failed request and reads the allocator's state there: the memory there was (reserved plus the device's free\n"
       "bytes, as the oom entry records them), the live blocks, and the free blocks stranded in segments that live\n"
-      "blocks hold. The verdict is real demand (the live blocks and the request exceed that memory) or fragmentation.\n"
+      "blocks hold. The verdict: real demand (the live blocks and the request exceed that memory), fragmentation (they\n"
+      "fit, but no free block of the request's pool held it), or not the allocator (the replay serves it within that memory).\n"
       "Then each setting `fraglab tune` tries is replayed up to the request, and the request, within that memory.\n\n"
       "Options");
   desc.add_options()                                                                      //
@@ -110,9 +98,12 @@ int explain(std::vector<std::string> const& args)
     out = e.text + "\nfree blocks stranded beside live blocks (the request's pool first):\n" +
           (e.stranded.rows.empty() ? std::string("  none\n") : first_rows(e.stranded, 10)) + "\nwhat if:\n" + first_rows(e.what_if, 13);
   }
-  if (vm.count("output")) write_output_file(vm["output"].as<std::string>(), out);
-  else std::cout << out;
-  if (vm.count("output")) std::cout << e.text;
+  if (vm.count("output")) {
+    write_output_file(vm["output"].as<std::string>(), out);
+    std::cout << e.text;
+  } else {
+    std::cout << out;
+  }
   return 0;
 }
 

@@ -44,19 +44,6 @@ struct trace_section {
   std::vector<figure> figures;
 };
 
-std::string html_table(rows_table const& t)
-{
-  std::string out = "<table>\n<tr>";
-  for (auto const& c : t.columns) out += "<th>" + svg::escaped(c) + "</th>";
-  out += "</tr>\n";
-  for (auto const& row : t.rows) {
-    out += "<tr>";
-    for (auto const& cell : row) out += "<td>" + svg::escaped(cell) + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
 std::size_t column_of(std::vector<std::string> const& columns, std::string const& name)
 {
   return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
@@ -173,8 +160,8 @@ int report(std::vector<std::string> const& args)
           "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
           "th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}figure{margin:1.5em 0}"
           "figcaption{font-size:12px;color:#555;max-width:760px}code{background:#f3f3f3}</style></head><body>\n"
-          "<h1>fraglab report</h1>\n<p>Made by " + svg::escaped(made) + ".</p>\n<h2>Inputs</h2>\n" + html_table(inputs) +
-          "<h2>Results</h2>\n" + html_table(shown) + "<dl>\n";
+          "<h1>fraglab report</h1>\n<p>Made by " + svg::escaped(made) + ".</p>\n<h2>Inputs</h2>\n" + html_table(inputs.columns, inputs.rows) +
+          "<h2>Results</h2>\n" + html_table(shown.columns, shown.rows) + "<dl>\n";
     for (auto const& c : shown_names) doc += "<dt>" + svg::escaped(c) + "</dt><dd>" + svg::escaped(meaning_of(c)) + "</dd>\n";
     doc += "</dl>\n";
     for (auto const& s : sections) {

@@ -1,6 +1,7 @@
 #include "experiments/output/results_format.hpp"
 
 #include "experiments/output/csv.hpp"
+#include "experiments/output/svg_chart.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -279,6 +280,19 @@ std::string format_rows(std::vector<std::string> const& columns, std::vector<std
     }
   }
   return out;
+}
+
+std::string html_table(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows)
+{
+  std::string out = "<table>\n<tr>";
+  for (auto const& c : columns) out += "<th>" + svg::escaped(c) + "</th>";
+  out += "</tr>\n";
+  for (auto const& row : rows) {
+    out += "<tr>";
+    for (auto const& cell : row) out += "<td>" + svg::escaped(cell) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
 }
 
 }  // namespace fraglab

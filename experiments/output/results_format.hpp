@@ -34,4 +34,7 @@ void append_timeseries_rows(replay_result const& r, std::vector<std::vector<std:
 std::string format_rows(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows,
                         output_format f);
 
+// The rows as an HTML table, every cell escaped: the tables of report's and explain's pages.
+std::string html_table(std::vector<std::string> const& columns, std::vector<std::vector<std::string>> const& rows);
+
 }  // namespace fraglab

@@ -139,17 +139,12 @@ pt::settings settings_for_verify(trace::pytorch_snapshot const& s)
 {
   trace::recorded_settings const& r = s.settings;
   if (!r.unmodelled.empty()) {
-    std::string names;
-    for (auto const& u : r.unmodelled) names += (names.empty() ? "" : ", ") + u;
-    throw std::invalid_argument(s.name + ": recorded with allocator settings the preset does not model: " + names);
+    throw std::invalid_argument(s.name + ": recorded with allocator settings the preset does not model: " + listed(r.unmodelled));
   }
   for (auto const& d : s.devices)
-    if (!d.private_pools.empty()) {
-      std::string pools;
-      for (auto const& p : d.private_pools) pools += (pools.empty() ? "" : ", ") + p;
-      throw std::invalid_argument(s.name + ": segments of private pools (segment_pool_id " + pools +
+    if (!d.private_pools.empty())
+      throw std::invalid_argument(s.name + ": segments of private pools (segment_pool_id " + listed(d.private_pools) +
                                   "), which PyTorch keeps apart from the default pools and the presets do not model yet");
-    }
   pt::settings out;
   if (r.max_split_size >= 0) out.max_split_size = static_cast<std::size_t>(r.max_split_size);
   if (r.max_non_split_rounding >= 0) out.max_non_split_rounding = static_cast<std::size_t>(r.max_non_split_rounding);

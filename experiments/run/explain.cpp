@@ -8,6 +8,7 @@
 #include "experiments/run/run_inputs.hpp"
 #include "experiments/run/tune.hpp"
 #include "experiments/trace/event_batches.hpp"
+#include "experiments/trace/input_error.hpp"
 #include "experiments/trace/read_trace.hpp"
 
 #include <algorithm>
@@ -23,13 +24,6 @@ namespace fraglab {
 namespace {
 
 constexpr std::size_t small_request = std::size_t{1} << 20;  // PyTorch's small pool: rounded requests up to 1 MiB
-
-std::string hex(std::uint64_t v)
-{
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
 
 // A segment (region) as the replay holds it at the moment explained.
 struct segment_state {
@@ -100,7 +94,7 @@ std::string live_blocks_text(segment_state const& g, state_at const& s)
   std::string out;
   for (std::size_t i = 0; i < live.size() && i < 3; ++i) {
     auto const site = s.site_of.find(live[i].address);
-    out += (i == 0 ? "" : "; ") + human_size(live[i].size) + " at " + hex(live[i].address) +
+    out += (i == 0 ? "" : "; ") + human_size(live[i].size) + " at " + address_text(live[i].address) +
            (site == s.site_of.end() ? "" : " from " + site->second);
   }
   if (live.size() > 3) out += "; and " + std::to_string(live.size() - 3) + " more";
@@ -120,12 +114,9 @@ explanation explain(trace::trace const& t, explain_options const& o)
   if (t.source_format != trace::to_string(trace::trace_format::pytorch_snapshot))
     throw std::invalid_argument(t.name + ": " + (t.source_format.empty() ? "a trace" : t.source_format) +
                                 ", not a PyTorch memory snapshot: explain replays the allocator that recorded it");
-  if (!t.recorded_unmodelled.empty()) {
-    std::string names;
-    for (auto const& u : t.recorded_unmodelled) names += (names.empty() ? "" : ", ") + u;
-    throw std::invalid_argument(t.name + ": recorded with allocator settings the PyTorch presets do not model (" + names +
-                                "): no replay can reproduce its state");
-  }
+  if (!t.recorded_unmodelled.empty())
+    throw std::invalid_argument(t.name + ": recorded with allocator settings the PyTorch presets do not model (" +
+                                listed(t.recorded_unmodelled) + "): no replay can reproduce its state");
   bool const oom = !t.failures.empty();
   if (oom && o.failure >= t.failures.size())
     throw std::invalid_argument("--oom: " + std::to_string(o.failure + 1) + ", but " + t.name + " recorded " +
@@ -202,8 +193,8 @@ explanation explain(trace::trace const& t, explain_options const& o)
                           "live_bytes_in_segment", "largest_live_blocks"};
   for (auto const& [g, f] : blocks) {
     auto const k = s.kinds.find(g->pool);
-    out.stranded.rows.push_back({pool_name(k == s.kinds.end() ? pool_kind{} : k->second), std::to_string(g->stream), hex(g->address),
-                                 std::to_string(g->size), hex(f.address), std::to_string(f.size), std::to_string(g->live.size()),
+    out.stranded.rows.push_back({pool_name(k == s.kinds.end() ? pool_kind{} : k->second), std::to_string(g->stream), address_text(g->address),
+                                 std::to_string(g->size), address_text(f.address), std::to_string(f.size), std::to_string(g->live.size()),
                                  std::to_string(g->live_bytes), live_blocks_text(*g, s)});
   }
 

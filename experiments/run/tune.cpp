@@ -7,6 +7,7 @@
 #include "experiments/replay/run_cells.hpp"
 #include "experiments/run/min_capacity.hpp"
 #include "experiments/run/run_inputs.hpp"
+#include "experiments/trace/input_error.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -71,12 +72,10 @@ tune_result tune(std::vector<trace::trace const*> const& devices, std::optional<
 {
   if (devices.empty()) throw std::invalid_argument("no trace given");
   for (trace::trace const* t : devices)
-    if (!t->recorded_unmodelled.empty()) {
-      std::string names;
-      for (auto const& u : t->recorded_unmodelled) names += (names.empty() ? "" : ", ") + u;
-      throw std::invalid_argument(t->name + ": recorded with allocator settings the PyTorch presets do not model (" + names +
+    if (!t->recorded_unmodelled.empty())
+      throw std::invalid_argument(t->name + ": recorded with allocator settings the PyTorch presets do not model (" +
+                                  listed(t->recorded_unmodelled) +
                                   "): no replay can say what they change, so no other setting can be compared with them");
-    }
   std::vector<tune_setting> const grid = tune_grid(capacity.has_value());
   // Setting 0 is the recording's own: its preset, under the settings it was recorded with.
   std::vector<std::string> specs;

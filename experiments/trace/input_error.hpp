@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fraglab {
 
@@ -37,6 +38,14 @@ inline std::string quoted(std::string_view text)
     }
   }
   out += text.size() > shown ? "'... (" + std::to_string(text.size()) + " bytes)" : "'";
+  return out;
+}
+
+// Names as a message lists them: a, b, c.
+inline std::string listed(std::vector<std::string> const& names)
+{
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : ", ") + names[i];
   return out;
 }
 

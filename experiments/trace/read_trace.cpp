@@ -264,12 +264,9 @@ std::vector<trace> snapshot_traces(pytorch_snapshot const& s)
     traces.back().recorded_expandable = s.settings.expandable_segments;
     traces.back().recorded_unmodelled = s.settings.unmodelled;
     traces.back().private_pools = d.private_pools;
-    if (!d.private_pools.empty()) {
-      std::string pools;
-      for (auto const& p : d.private_pools) pools += (pools.empty() ? "" : ", ") + p;
-      traces.back().notes.push_back("segments of private pools (segment_pool_id " + pools +
+    if (!d.private_pools.empty())
+      traces.back().notes.push_back("segments of private pools (segment_pool_id " + listed(d.private_pools) +
                                     "), which PyTorch keeps apart from the default pools and no preset models yet: replays refuse it");
-    }
     // An expandable segment's start is a mapped part of a reservation, not a segment to restore.
     if (s.settings.expandable_segments) {
       traces.back().start_segments.clear();
