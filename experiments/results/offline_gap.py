@@ -2,31 +2,41 @@
 """How far is each allocator from the best offline placement? Every preset's peak reserved
 bytes over the best placement `fraglab plan` finds for the same buffers (every lifetime
 known in advance), on the host traces, the PyTorch snapshots and the generated deep-learning
-workloads; and the planner itself on MiniMalloc's challenging benchmarks.
+workloads; the planner itself on MiniMalloc's challenging benchmarks; and the planner beside
+XLA's own buffer assignment of real JAX models.
 
     experiments/results/offline_gap.py [--fraglab PATH] [--out-dir results] [--work-dir DIR]
-                               [--time-limit S] [--quick]
+                               [--time-limit S] [--jax-python PY] [--quick]
 
 gap_to_offline = peak reserved / offline best - 1 (docs/offline.md). Every preset runs on the
 simulated backend (separate segments, as a GPU's), so the rows compare like with like; the
 offline best is the planner's lowest placement in --time-limit seconds, with its proven
 lower bound beside it (where the two meet, the best is optimal).
 
-Writes OUT/offline_gap.csv (every row), .md (the tables) and .svg (the gap per preset).
+XLA: each model of experiments/results/xla_models.py is compiled by JAX on the CPU (PY: a
+Python with JAX, default the project's .venv), its buffer assignment read by xla_buffers.py
+(every value XLA places, and the preallocated temp allocation alone), and planned by
+`fraglab plan --lifetimes inclusive`; both placements are checked by
+tests/policies/offline/check_placement.py.
+
+Writes OUT/offline_gap.csv (every row), offline_xla.csv (the XLA rows), .md (the tables) and
+.svg (the gap per preset).
 """
 
 import argparse
 import csv
 import io
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 
 import dl_workloads
 import program_traces
-from results_io import SHARED_TRACES, common_arguments, figures, file_digest, fraglab_rows, markdown_table, provenance, \
-    write_csv, write_markdown
+import xla_buffers
+from results_io import ROOT, SHARED_TRACES, VENV_PYTHON, common_arguments, figures, file_digest, fraglab_rows, \
+    markdown_table, provenance, run, write_csv, write_markdown
 
 PRESETS = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "dlmalloc", "tlsf", "rmm_pool", "best_fit", "first_fit",
            "first_fit_lifo", "first_fit_fifo", "next_fit", "worst_fit", "buddy", "segregated_pow2"]
@@ -36,17 +46,61 @@ PRESETS = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "dlmalloc", "tlsf"
 MINIMALLOC = {"A": 1048576, "B": 1048576, "C": 1039360, "D": 1045504, "E": 1048576, "F": 1048576, "G": 1048576,
               "H": 1048576, "I": 1048576, "J": 1041408, "K": 1048576}
 CAPACITY = 1048576
+# The models --quick compiles (at a tenth of their width): a loop and a training step.
+XLA_QUICK = "mlp_training_step,lstm_scan_training_step"
+XLA_COLUMNS = ["model", "kind", "scope", "buffers", "xla_values", "xla_allocations", "load_bytes", "lower_bound_bytes",
+               "xla_height_bytes", "fraglab_height_bytes", "optimal", "xla_above_lower", "fraglab_vs_xla",
+               "seconds_to_best"]
+CHECK_PLACEMENT = os.path.join(ROOT, "tests", "policies", "offline", "check_placement.py")
 
 
 def percent(x):
     return f"{100 * float(x):.2f}"
 
 
+def ratio(a, b):
+    return f"{int(a) / int(b) - 1:.4f}"
+
+
+def xla_rows(fraglab, python, work, limit, quick):
+    """One row a model and scope: XLA's height for its buffers beside the planner's (XLA_COLUMNS);
+    and the JAX version that compiled them."""
+    dumps = os.path.join(work, "xla-dumps")
+    shutil.rmtree(dumps, ignore_errors=True)  # a dump left from another run would be read as this one's
+    run([python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "xla_models.py"), dumps] +
+        (["--quick", "--only", XLA_QUICK] if quick else []))
+    with open(os.path.join(dumps, "models.csv")) as f:
+        models = list(csv.DictReader(f))
+    rows = []
+    for m in models:
+        for scope in ("assigned", "temp"):
+            buffers, xla = xla_buffers.problem(os.path.join(dumps, m["model"]), temp_only=scope == "temp")
+            if not buffers:
+                continue
+            stem = os.path.join(dumps, f"{m['model']}.{scope}")
+            xla_buffers.write(stem + ".csv", buffers, False)
+            xla_buffers.write(stem + ".xla.csv", buffers, True)
+            r = fraglab_rows(fraglab, ["plan", stem + ".csv", "--lifetimes", "inclusive", "--time-limit", limit,
+                                       "--placement", stem + ".fraglab.csv"])[0]
+            for placement in (stem + ".xla.csv", stem + ".fraglab.csv"):
+                run(["/usr/bin/python3", CHECK_PLACEMENT, placement, "--inclusive"])
+            rows.append([m["model"], m["kind"], scope, len(buffers), xla["xla_values"], xla["xla_allocations"],
+                         r["load_bytes"], r["lower_bound_bytes"], xla["xla_height_bytes"], r["height_bytes"],
+                         r["optimal"], ratio(xla["xla_height_bytes"], r["lower_bound_bytes"]),
+                         ratio(r["height_bytes"], xla["xla_height_bytes"]), r["seconds_to_best"]])
+        print(f"XLA {m['model']}: planned", file=sys.stderr)
+    return rows, models[0]["jax"] if models else ""
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "dl")
     parser.add_argument("--time-limit", default=None, help="seconds of planning per trace (default 10; 1 with --quick)")
+    parser.add_argument("--jax-python", default=VENV_PYTHON, help="a Python with JAX (default: the project's .venv)")
     args = parser.parse_args(argv)
+    if not os.path.exists(args.jax_python):
+        sys.exit(f"offline_gap.py: no Python at {args.jax_python}: bash .ci/install-deps tests makes .venv, or give "
+                 "--jax-python")
     limit = args.time_limit or ("1" if args.quick else "10")
 
     traces, inputs = dl_workloads.workloads(args.fraglab, args.work_dir + ("-quick" if args.quick else ""), args.quick)
@@ -83,6 +137,13 @@ def main(argv):
                           r["heuristic_bytes"]])
             inputs[f"{label}.{CAPACITY}.csv"] = f"sha256 {file_digest(path)}"
             print(f"MiniMalloc {label}: planned", file=sys.stderr)
+
+    try:
+        xla, jax_version = xla_rows(args.fraglab, args.jax_python, args.work_dir + ("-quick" if args.quick else ""), limit,
+                                    args.quick)
+    except xla_buffers.DumpError as e:
+        sys.exit(f"offline_gap.py: {e}")
+    inputs["XLA models"] = f"experiments/results/xla_models.py{' --quick' if args.quick else ''}, JAX {jax_version} on the CPU"
 
     columns = ["workload", "trace", "policy", "peak_live_bytes", "peak_reserved_bytes", "offline_best_bytes",
                "offline_lower_bytes", "offline_optimal", "gap_to_offline", "failed_allocs"]
@@ -122,6 +183,21 @@ def main(argv):
                         markdown_table(["benchmark", "buffers", "LOAD", "height", "lower bound", "optimal",
                                         "MiniMalloc's height", f"within {CAPACITY} (s)", "best heuristic",
                                         "its height"], bench))
+    write_csv(os.path.join(args.out_dir, "offline_xla.csv"), header, XLA_COLUMNS, xla)
+    sections.append(["## The planner beside XLA's buffer assignment", "",
+                     "JAX compiled each model on the CPU (experiments/results/xla_models.py); its buffer assignment "
+                     "and live ranges, read by experiments/results/xla_buffers.py, give the buffers XLA places and "
+                     "where it places them. `assigned`: every value XLA assigns outside the entry parameters, "
+                     "constants and thread-local allocations, its allocations laid end to end; `temp`: the "
+                     "preallocated temp allocation alone, which XLA's heap simulator packs. Values XLA shares in "
+                     "place are one buffer. Lifetimes are XLA's, inclusive of their last step (`fraglab plan "
+                     f"--lifetimes inclusive --time-limit {limit}`); both placements pass "
+                     "tests/policies/offline/check_placement.py. `XLA above lower` is XLA's height over the proven "
+                     "lower bound, minus 1; `fraglab vs XLA` the planner's height over XLA's, minus 1.", ""] +
+                    markdown_table(["model", "kind", "scope", "buffers", "LOAD", "lower bound", "XLA's height",
+                                    "fraglab's height", "optimal", "XLA above lower (%)", "fraglab vs XLA (%)"],
+                                   [[r[0], r[1], r[2], r[3], r[6], r[7], r[8], r[9], r[10], percent(r[11]),
+                                     percent(r[12])] for r in xla]))
     write_markdown(os.path.join(args.out_dir, "offline_gap.md"), "Every preset's distance to the best offline placement",
                    "offline_gap.py", header, sections + [["![gap to the offline best](offline_gap.svg)"]])
     figures(args.out_dir, ["trace", "policy", "gap_to_offline"], [[r[1], r[2], r[8]] for r in rows],

@@ -20,6 +20,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED_TRACES = os.path.join(ROOT, "..", "shared", "traces")
 DEFAULT_FRAGLAB = os.path.join(ROOT, "build", "experiments", "fraglab")
+# The project's virtual environment, where `.ci/install-deps tests` puts what comes from PyPI
+# (TensorFlow, JAX), apart from Debian's Python.
+VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 # Where each kind of script lives under experiments/: those that write results/ (with this
 # module), the development tools, and what runs on a GPU machine.
 SCRIPT_FOLDERS = ("results", "dev", "device")

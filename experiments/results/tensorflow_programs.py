@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from results_io import ROOT, common_arguments, fraglab_rows, markdown_table, provenance, run, write_csv, write_markdown
+from results_io import ROOT, VENV_PYTHON, common_arguments, fraglab_rows, markdown_table, provenance, run, write_csv, write_markdown
 
 PROGRAMS_DIR = os.path.join(ROOT, "experiments", "workloads", "tensorflow")
 # (name, file, what it is, its arguments, its arguments with --quick)
@@ -42,10 +42,6 @@ OFFLINE = "offline best"
 # Every named preset: the real allocators', TLSF, RMM's pool and the classic set.
 PRESETS = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "gmlake", "dlmalloc", "tlsf", "rmm_pool", "best_fit",
            "first_fit", "first_fit_lifo", "first_fit_fifo", "next_fit", "worst_fit", "buddy", "segregated_pow2"]
-
-
-def default_python():
-    return os.path.join(ROOT, ".venv", "bin", "python")
 
 
 def record(fraglab, python, program, args, log):
@@ -87,7 +83,7 @@ def mib(x):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     common_arguments(parser, "tensorflow")
-    parser.add_argument("--python", default=default_python(), help="a Python with tensorflow-cpu")
+    parser.add_argument("--python", default=VENV_PYTHON, help="a Python with tensorflow-cpu")
     parser.add_argument("--random", type=int, default=200, help="random sequences to record and verify")
     args = parser.parse_args(argv)
     if not os.path.exists(args.python):

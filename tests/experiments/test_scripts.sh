@@ -58,6 +58,14 @@ expect "offline_gap.csv: 14 presets on each of the 5 quick workloads" '[[ $(grep
 expect "offline_gap.csv: LOAD <= offline best, and the lower bound between them" \
   '[[ -z $(grep -v "^#" "$work/out/offline_gap.csv" | awk -F, '"'"'NR>1 && ($6<$4 || $7<$4 || $7>$6)'"'"') ]]'
 expect "offline_gap.md and .svg are written" 'grep -q "Gap to the offline best" "$work/out/offline_gap.md" && grep -q "<svg" "$work/out/offline_gap.svg"'
+expect "offline_xla.csv has provenance and the XLA columns" \
+  'provenance_ok "$work/out/offline_xla.csv" "model,kind,scope,buffers,xla_values,xla_allocations,load_bytes,lower_bound_bytes,xla_height_bytes,fraglab_height_bytes,optimal,xla_above_lower,fraglab_vs_xla,seconds_to_best"'
+expect "offline_xla.csv: the 2 quick models, each whole and its temp allocation" \
+  '[[ $(grep -v "^#" "$work/out/offline_xla.csv" | cut -d, -f1,3 | tail -n +2 | tr "\n" " ") == "mlp_training_step,assigned mlp_training_step,temp lstm_scan_training_step,assigned lstm_scan_training_step,temp " ]]'
+# The lower bound holds XLA's placement as the planner's; LOAD is under both.
+expect "offline_xla.csv: LOAD <= lower bound <= each height" \
+  '[[ -z $(grep -v "^#" "$work/out/offline_xla.csv" | awk -F, '"'"'NR>1 && ($8<$7 || $9<$8 || $10<$8)'"'"') ]]'
+expect "offline_gap.md sets the planner beside XLA" 'grep -q "beside XLA.s buffer assignment" "$work/out/offline_gap.md"'
 
 # A 10 MB snapshot, plain and with memo-shared stacks: every command must succeed on both
 # (a row "(exit N)" otherwise), the framed one verifying as the plain one does.
