@@ -142,9 +142,52 @@ inline std::optional<std::vector<std::uint64_t>> place_in_time(problem const& p,
   return offsets;
 }
 
-// Place in a fixed order, each buffer in a gap among the placed ones it meets in time.
-inline std::optional<std::vector<std::uint64_t>> place_in_order(problem const& p, sections const& sec, buffer_order order,
-                                                                gap_choice gap, clock::time_point deadline)
+// Where buffer b goes among `below`, the (offset, end) of the placed buffers it meets (sorted
+// here): the lowest gap that holds it (first) or the smallest (best), else above them all.
+[[nodiscard]] inline std::uint64_t gap_offset(std::vector<std::pair<std::uint64_t, std::uint64_t>>& below, buffer const& b,
+                                              gap_choice gap)
+{
+  std::sort(below.begin(), below.end());
+  std::uint64_t cursor = 0, chosen = no_capacity, chosen_gap = no_capacity;
+  for (auto const& [at, end] : below) {
+    std::uint64_t const start = align_up(cursor, b.alignment);
+    if (at > cursor && start + b.size <= at && at - cursor < chosen_gap) {
+      chosen = start;
+      chosen_gap = at - cursor;
+      if (gap == gap_choice::first) break;
+    }
+    cursor = std::max(cursor, end);
+  }
+  return chosen != no_capacity ? chosen : align_up(cursor, b.alignment);
+}
+
+// Place in the order given, each buffer in a gap among the placed ones it meets in time.
+inline std::optional<std::vector<std::uint64_t>> place_in_order(problem const& p, sections const& sec,
+                                                                std::vector<std::uint32_t> const& todo, gap_choice gap,
+                                                                clock::time_point deadline)
+{
+  std::vector<std::uint64_t> offsets(p.buffers.size(), 0);
+  span_tree placed(sec.count);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> below;  // (offset, end) of the placed buffers met
+  // The clock is read every 2^16 neighbours looked at: a long-lived buffer meets thousands.
+  std::uint64_t work = 0, next_clock_read = 0;
+  for (std::uint32_t i : todo) {
+    if (work >= next_clock_read) {
+      next_clock_read = work + (1u << 16);
+      if (clock::now() > deadline) return std::nullopt;
+    }
+    work += 1 + below.size();
+    buffer const& b = p.buffers[i];
+    below.clear();
+    placed.for_each_meeting(sec.first[i], sec.last[i], [&](std::uint32_t j) { below.emplace_back(offsets[j], offsets[j] + p.buffers[j].size); });
+    offsets[i] = gap_offset(below, b, gap);
+    placed.insert(i, sec.first[i], sec.last[i]);
+  }
+  return offsets;
+}
+
+// The buffers that occupy space, largest key first (ties: earliest first).
+inline std::vector<std::uint32_t> ranked(problem const& p, buffer_order order)
 {
   std::vector<std::uint32_t> todo;
   for (std::uint32_t i = 0; i < p.buffers.size(); ++i)
@@ -163,35 +206,7 @@ inline std::optional<std::vector<std::uint64_t>> place_in_order(problem const& p
     auto const ka = key(a), kb = key(b);
     return ka != kb ? ka > kb : p.buffers[a].lower < p.buffers[b].lower;
   });
-  std::vector<std::uint64_t> offsets(p.buffers.size(), 0);
-  span_tree placed(sec.count);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> below;  // (offset, end) of the placed buffers met
-  // The clock is read every 2^16 neighbours looked at: a long-lived buffer meets thousands.
-  std::uint64_t work = 0, next_clock_read = 0;
-  for (std::uint32_t i : todo) {
-    if (work >= next_clock_read) {
-      next_clock_read = work + (1u << 16);
-      if (clock::now() > deadline) return std::nullopt;
-    }
-    work += 1 + below.size();
-    buffer const& b = p.buffers[i];
-    below.clear();
-    placed.for_each_meeting(sec.first[i], sec.last[i], [&](std::uint32_t j) { below.emplace_back(offsets[j], offsets[j] + p.buffers[j].size); });
-    std::sort(below.begin(), below.end());
-    std::uint64_t cursor = 0, chosen = no_capacity, chosen_gap = no_capacity;
-    for (auto const& [at, end] : below) {
-      std::uint64_t const start = align_up(cursor, b.alignment);
-      if (at > cursor && start + b.size <= at && at - cursor < chosen_gap) {
-        chosen = start;
-        chosen_gap = at - cursor;
-        if (gap == gap_choice::first) break;
-      }
-      cursor = std::max(cursor, end);
-    }
-    offsets[i] = chosen != no_capacity ? chosen : align_up(cursor, b.alignment);
-    placed.insert(i, sec.first[i], sec.last[i]);
-  }
-  return offsets;
+  return todo;
 }
 
 }  // namespace detail
@@ -201,7 +216,7 @@ inline std::optional<std::vector<std::uint64_t>> place_in_order(problem const& p
                                                                                 heuristic h, clock::time_point deadline)
 {
   if (h.order == buffer_order::start) return detail::place_in_time(p, h.gap, deadline);
-  return detail::place_in_order(p, sec, h.order, h.gap, deadline);
+  return detail::place_in_order(p, sec, detail::ranked(p, h.order), h.gap, deadline);
 }
 
 }  // namespace fraglab::offline

@@ -3,7 +3,9 @@
 //
 // 1. LOAD bounds the height from below (lower_bounds.hpp).
 // 2. Every greedy heuristic of the portfolio runs (greedy.hpp); the lowest is kept.
-// 3. The exact search (exact_search.hpp) dives for a first placement, tries the capacity if
+// 3. Above search_buffer_limit buffers, the reorder search (reorder_search.hpp) lowers the
+//    best heuristic placement until the time or node budget is spent. At or below it, the
+//    exact search (exact_search.hpp) dives for a first placement, tries the capacity if
 //    that exceeds it (with all the time left), then LOAD (where most instances' optimum
 //    lies), then heights between the bounds, halving the distance, until the bounds meet or
 //    time runs out.
@@ -20,6 +22,7 @@
 #include "policies/offline/greedy.hpp"
 #include "policies/offline/lower_bounds.hpp"
 #include "policies/offline/problem.hpp"
+#include "policies/offline/reorder_search.hpp"
 #include "policies/offline/validate.hpp"
 
 #include <chrono>
@@ -33,9 +36,13 @@ namespace fraglab::offline {
 
 struct plan_options {
   double time_limit_seconds = 10;
-  // Instances with more buffers get the heuristics only: the search keeps, for each buffer,
-  // the buffers it meets in time, and recurses once per buffer placed.
+  // Instances with more buffers get the reorder search instead of the exact one: the exact
+  // search keeps, for each buffer, the buffers it meets in time, and recurses once per buffer
+  // placed.
   std::size_t search_buffer_limit = 4000;
+  // Nodes either search may take: with a time limit that never binds, the same plan on every
+  // machine.
+  std::uint64_t node_budget = unlimited_nodes;
 };
 
 struct plan_result {
@@ -121,12 +128,18 @@ struct plan_result {
   }
 
   for (buffer const& b : p.buffers) r.buffers += occupies_space(b);
+  if (r.height > r.lower_bound && r.buffers > options.search_buffer_limit) {
+    std::vector<std::uint64_t> offsets = r.offsets;
+    reorder_result const s = reorder_search(p, sec, offsets, r.lower_bound, deadline, options.node_budget);
+    r.search_nodes += s.nodes;
+    if (s.improved) accept(std::move(offsets), "search/reorder");
+  }
   if (r.height > r.lower_bound && r.buffers <= options.search_buffer_limit) {
     exact_search search(p);
     auto const left = [&] { return deadline - clock::now(); };
     // Whether the search answered (found, or proved infeasible) by `until`.
     auto const try_height = [&](std::uint64_t height, clock::time_point until, char const* by) {
-      search_result s = search.within(height, until);
+      search_result s = search.within(height, until, options.node_budget - std::min(options.node_budget, r.search_nodes));
       r.search_nodes += s.nodes;
       if (s.outcome == search_outcome::found) accept(std::move(s.offsets), by);
       else if (s.outcome == search_outcome::infeasible) r.lower_bound = std::max(r.lower_bound, height + g);

@@ -67,6 +67,19 @@ expect "offline_xla.csv: LOAD <= lower bound <= each height" \
   '[[ -z $(grep -v "^#" "$work/out/offline_xla.csv" | awk -F, '"'"'NR>1 && ($8<$7 || $9<$8 || $10<$8)'"'"') ]]'
 expect "offline_gap.md sets the planner beside XLA" 'grep -q "beside XLA.s buffer assignment" "$work/out/offline_gap.md"'
 
+$py "$root/experiments/results/offline_scale.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/scale" \
+  2> "$work/scale.err"
+expect "offline_scale.py runs" '[[ $? -eq 0 ]] || { cat "$work/scale.err"; false; }'
+expect "offline_scale.csv has provenance and its columns" \
+  'provenance_ok "$work/out/offline_scale.csv" "kind,buffers,time_limit_s,load_bytes,lower_bound_bytes,heuristic,heuristic_bytes,height_bytes,found_by,gap_to_lower,seconds_to_best,search_nodes,peak_mb"'
+# The perfect packing's optimum is LOAD, 1 MiB. Whether the search improves on the heuristics
+# within a second depends on the machine's speed: tests/policies/offline checks that under a
+# node budget.
+expect "offline_scale.csv: both kinds at both limits, the perfect packing's lower bound its optimum" \
+  '[[ $(grep -v "^#" "$work/out/offline_scale.csv" | cut -d, -f1-3,5 | tail -n +2 | tr "\n" " ") == "perfect,5000,1,1048576 perfect,5000,2,1048576 random,5000,1,12295808 random,5000,2,12295808 " ]]'
+expect "offline_scale.csv: never above the heuristics, never below the lower bound" \
+  '[[ -z $(grep -v "^#" "$work/out/offline_scale.csv" | awk -F, '"'"'NR>1 && ($8 > $7 || $8 < $5)'"'"') ]]'
+
 # A 10 MB snapshot, plain and with memo-shared stacks: every command must succeed on both
 # (a row "(exit N)" otherwise), the framed one verifying as the plain one does.
 $py "$root/experiments/results/big_snapshots.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/big" \

@@ -20,7 +20,7 @@ rules=$(cd "$work" && snakemake -s "$root/experiments/Snakefile" --list --config
 planned=$(snake rebuild=1 -n --forceall -- all gpu)
 scheduled=$(awk '/^Job stats:/{on=1; next} on && /^total/{exit} on && NR>0 && $2 ~ /^[0-9]+$/ {print $1}' <<<"$planned" | sort)
 expect "the workflow has a rule per results script, the shared inputs, the build and the targets" \
-  '[[ $(wc -l <<<"$rules") -eq 16 ]] && grep -qx speed_table <<<"$rules" && grep -qx offline_gap <<<"$rules" && grep -qx gmlake <<<"$rules" && grep -qx host_ratios <<<"$rules"'
+  '[[ $(wc -l <<<"$rules") -eq 17 ]] && grep -qx speed_table <<<"$rules" && grep -qx offline_gap <<<"$rules" && grep -qx gmlake <<<"$rules" && grep -qx host_ratios <<<"$rules"'
 expect "a dry run of all and gpu schedules every rule" '[[ -n $rules && $scheduled == "$rules" ]] || { echo "$planned" | tail -30; false; }'
 gpu_planned=$(snake rebuild=1 -n --forceall -- gpu)
 expect "the gpu target measures the host ratios there too, once" '[[ $(awk '"'"'$1 == "host_ratios" {print $2}'"'"' <<<"$gpu_planned" | head -1) == 1 ]]'
