@@ -112,12 +112,16 @@ struct plan_result {
   };
 
   detail::sections const sec(p);
+  for (buffer const& b : p.buffers) r.buffers += occupies_space(b);
+  bool const large = r.buffers > options.search_buffer_limit;
+  std::vector<std::uint64_t> size_first;  // the reorder search's first construction, made here
   for (heuristic const& h : portfolio) {
     if (!r.offsets.empty() && (r.height == r.lower_bound || clock::now() > deadline)) break;  // optimal, or out of time
     // The ordered heuristics cost up to O(n^2) on long-lived buffers: each gets at most a
     // quarter of the time left, so that the search keeps some.
     auto const until = clock::now() + (deadline - clock::now()) / 4;
     if (auto offsets = greedy_placement(p, sec, h, until)) {
+      if (h.order == buffer_order::size && h.gap == gap_choice::first && large) size_first = *offsets;
       std::uint64_t const before = r.offsets.empty() ? no_capacity : r.height;
       accept(std::move(*offsets), std::string(h.name));
       if (r.height < before) {
@@ -127,14 +131,17 @@ struct plan_result {
     }
   }
 
-  for (buffer const& b : p.buffers) r.buffers += occupies_space(b);
-  if (r.height > r.lower_bound && r.buffers > options.search_buffer_limit) {
+  if (r.height > r.lower_bound && large) {
     std::vector<std::uint64_t> offsets = r.offsets;
-    reorder_result const s = reorder_search(p, sec, offsets, r.lower_bound, deadline, options.node_budget);
+    reorder_result const s = reorder_search(p, sec, offsets, std::move(size_first), r.lower_bound, deadline, options.node_budget);
     r.search_nodes += s.nodes;
-    if (s.improved) accept(std::move(offsets), "search/reorder");
+    if (s.improved) {
+      accept(std::move(offsets), "search/reorder");
+      r.seconds_to_best = std::chrono::duration<double>(s.found_at - start).count();
+      if (r.height <= p.capacity) r.seconds_to_fit = std::min(r.seconds_to_fit, r.seconds_to_best);
+    }
   }
-  if (r.height > r.lower_bound && r.buffers <= options.search_buffer_limit) {
+  if (r.height > r.lower_bound && !large) {
     exact_search search(p);
     auto const left = [&] { return deadline - clock::now(); };
     // Whether the search answered (found, or proved infeasible) by `until`.

@@ -28,39 +28,47 @@ struct reorder_result {
   std::uint64_t nodes = 0;
   std::uint64_t constructions = 0;
   bool improved = false;  // `best` was replaced by a lower placement
+  clock::time_point found_at{};  // when, if it was
 };
 
 // Lowers `best`, a valid placement, until its height is `lower_bound`, the deadline passes or
-// another construction would exceed `node_budget`.
+// another construction would exceed `node_budget`. `size_first`: greedy first fit by size's
+// placement, where the portfolio made it (the search's first construction); else empty.
 inline reorder_result reorder_search(problem const& p, detail::sections const& sec, std::vector<std::uint64_t>& best,
-                                     std::uint64_t lower_bound, clock::time_point deadline, std::uint64_t node_budget,
-                                     double step = 0.02)
+                                     std::vector<std::uint64_t> size_first, std::uint64_t lower_bound,
+                                     clock::time_point deadline, std::uint64_t node_budget, double step = 0.02)
 {
   reorder_result r;
   std::vector<std::uint32_t> order = detail::ranked(p, buffer_order::size);
   std::size_t const n = order.size();
-  std::uint64_t best_height = placement_height(p, best);
   std::vector<double> key(p.buffers.size(), 0);
-  while (n != 0 && best_height > lower_bound && node_budget - r.nodes >= n && clock::now() < deadline) {
-    auto const placed = detail::place_in_order(p, sec, order, gap_choice::first, deadline);
-    if (!placed) break;  // out of time
+  std::vector<std::uint64_t> placed = std::move(size_first);
+  std::uint64_t best_height = placement_height(p, best);
+  while (n != 0 && best_height > lower_bound) {
+    if (!placed.empty()) {
+      // Blame the last placement.
+      std::uint64_t const height = placement_height(p, placed);
+      for (std::size_t k = 0; k < n; ++k) {
+        std::uint32_t const i = order[k];
+        std::uint64_t const end = placed[i] + p.buffers[i].size;
+        key[i] = static_cast<double>(k);
+        if (end > lower_bound)
+          key[i] -= step * static_cast<double>(n) * static_cast<double>(end - lower_bound) / static_cast<double>(height - lower_bound);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key[a] < key[b]; });
+    }
+    if (node_budget - r.nodes < n || clock::now() >= deadline) break;
+    auto next = detail::place_in_order(p, sec, order, gap_choice::first, deadline);
+    if (!next) break;  // out of time
+    placed = std::move(*next);
     r.nodes += n;
     ++r.constructions;
-    std::uint64_t const height = placement_height(p, *placed);
-    if (height < best_height) {
+    if (std::uint64_t const height = placement_height(p, placed); height < best_height) {
       best_height = height;
-      best = *placed;
+      best = placed;
       r.improved = true;
+      r.found_at = clock::now();
     }
-    if (height <= lower_bound) break;
-    for (std::size_t k = 0; k < n; ++k) {
-      std::uint32_t const i = order[k];
-      std::uint64_t const end = (*placed)[i] + p.buffers[i].size;
-      key[i] = static_cast<double>(k);
-      if (end > lower_bound)
-        key[i] -= step * static_cast<double>(n) * static_cast<double>(end - lower_bound) / static_cast<double>(height - lower_bound);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key[a] < key[b]; });
   }
   return r;
 }
