@@ -25,6 +25,7 @@
 #include "policies/offline/reorder_search.hpp"
 #include "policies/offline/validate.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <numeric>
@@ -115,13 +116,18 @@ struct plan_result {
   for (buffer const& b : p.buffers) r.buffers += occupies_space(b);
   bool const large = r.buffers > options.search_buffer_limit;
   std::vector<std::uint64_t> size_first;  // the reorder search's first construction, made here
-  for (heuristic const& h : portfolio) {
+  // Above the limit, greedy first fit by size runs second, with all the time left: it is the
+  // reorder search's first construction, and the portfolio's usual best.
+  std::vector<heuristic> heuristics(std::begin(portfolio), std::end(portfolio));
+  auto const is_size_first = [](heuristic const& h) { return h.order == buffer_order::size && h.gap == gap_choice::first; };
+  if (large) std::stable_partition(heuristics.begin() + 1, heuristics.end(), is_size_first);
+  for (heuristic const& h : heuristics) {
     if (!r.offsets.empty() && (r.height == r.lower_bound || clock::now() > deadline)) break;  // optimal, or out of time
     // The ordered heuristics cost up to O(n^2) on long-lived buffers: each gets at most a
     // quarter of the time left, so that the search keeps some.
-    auto const until = clock::now() + (deadline - clock::now()) / 4;
+    auto const until = large && is_size_first(h) ? deadline : clock::now() + (deadline - clock::now()) / 4;
     if (auto offsets = greedy_placement(p, sec, h, until)) {
-      if (h.order == buffer_order::size && h.gap == gap_choice::first && large) size_first = *offsets;
+      if (large && is_size_first(h)) size_first = *offsets;
       std::uint64_t const before = r.offsets.empty() ? no_capacity : r.height;
       accept(std::move(*offsets), std::string(h.name));
       if (r.height < before) {
