@@ -37,7 +37,10 @@ int plan(std::vector<std::string> const& args)
                                               "an offset column, its times as the input gave them")  //
       ("lifetimes", po::value<std::string>()->default_value("half-open"),
        "how a CSV's upper column counts: half-open (MiniMalloc's: [lower, upper)) or inclusive (IREE's and SOMAS's: "
-       "[lower, upper], the last step live)");
+       "[lower, upper], the last step live)")  //
+      ("node-budget", po::value<std::string>(),
+       "N: at most N buffers placed by the search for each input; where the time limit never binds, the same plan on "
+       "every machine");
   add_trace_selection_options(desc);
   add_jobs_option(desc, "inputs planned in parallel");
   add_output_options(desc);
@@ -72,6 +75,7 @@ int plan(std::vector<std::string> const& args)
 
   offline::plan_options options;
   options.time_limit_seconds = seconds;
+  if (vm.count("node-budget")) options.node_budget = count_option("--node-budget", vm["node-budget"].as<std::string>());
   auto const results = run_cells<offline::plan_result>(inputs.size(), jobs, [&](std::size_t i) { return offline::plan(inputs[i].problem, options); });
 
   bool all_fit = true;

@@ -306,7 +306,8 @@ void bind_runs(py::module_& m)
 
   m.def(
       "plan",
-      [](py::handle inputs, double time_limit, py::handle capacity, py::handle jobs, bool placements, std::string const& lifetimes) -> py::object {
+      [](py::handle inputs, double time_limit, py::handle capacity, py::handle jobs, bool placements, std::string const& lifetimes,
+         py::handle node_budget) -> py::object {
         if (!(time_limit > 0) || time_limit > 1e9) throw std::invalid_argument("time_limit: expected a positive number of seconds");
         plan::lifetimes const read_as = plan::lifetimes_named("lifetimes", lifetimes);
         std::uint64_t const limit = capacity.is_none() ? offline::no_capacity : size_value("capacity", capacity);
@@ -329,6 +330,7 @@ void bind_runs(py::module_& m)
         for (auto& p : problems) p.problem.capacity = limit;
         offline::plan_options options;
         options.time_limit_seconds = time_limit;
+        if (!node_budget.is_none()) options.node_budget = whole_value("node_budget", node_budget, 0, offline::unlimited_nodes);
         unsigned const threads = jobs_value(jobs);  // read while the interpreter's lock is held
         auto const results = without_lock([&](std::atomic<bool> const*) {
           return run_cells<offline::plan_result>(problems.size(), threads,
@@ -364,12 +366,13 @@ void bind_runs(py::module_& m)
         return py::make_tuple(frame, placed);
       },
       py::arg("inputs"), py::arg("time_limit") = 10.0, py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = 1,
-      py::arg("placements") = false, py::arg("lifetimes") = "half-open",
+      py::arg("placements") = false, py::arg("lifetimes") = "half-open", py::arg("node_budget") = py::none(),
       "The best offline placement of each input's buffers (`fraglab plan`): a Trace, a trace file or MiniMalloc's CSV, or "
       "a list of them. A row an input; with placements=True also a list of DataFrames (id, lower, upper, size, offset; "
       "live over [lower, upper) in the input's times), one an input. An input with no placement within capacity warns "
       "(RuntimeWarning) and its offsets are -1. lifetimes: how a CSV's upper column counts, 'half-open' (MiniMalloc's) "
-      "or 'inclusive' (IREE's and SOMAS's: the last step live).");
+      "or 'inclusive' (IREE's and SOMAS's: the last step live). node_budget: at most that many buffers placed by the search "
+      "for each input; where the time limit never binds, the same plan on every machine.");
 }
 
 }  // namespace fraglab::python

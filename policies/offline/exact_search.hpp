@@ -107,7 +107,8 @@ public:
         std::uint64_t const attempt_limit = std::min(limit, node_budget - result.nodes);
         order_ = order;
         bool const found = attempt(height, deadline, attempt_limit);
-        result.nodes += nodes_;
+        // nodes_ is attempt_limit + 1 where the limit stopped the attempt: that node was not searched.
+        result.nodes += std::min(nodes_, attempt_limit);
         if (found) {
           result.outcome = search_outcome::found;
           result.offsets = offset_;

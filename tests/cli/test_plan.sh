@@ -24,6 +24,34 @@ expect "the independent validator accepts it" 'python3 "$check" "$work/example.o
 "$fraglab" plan "$work/example.out.csv" -o "$work/again.csv"; rc=$?
 expect "a placement's CSV reads back as a problem" '[[ $rc -eq 0 && $(column "$work/again.csv" height_bytes) == 12 ]]'
 
+# A node budget makes the search decide the same on every run, wherever the time limit does
+# not bind: the reorder search above 4,000 buffers (a perfect packing of 4,500, optimum 1 MiB)
+# and the exact search below.
+/usr/bin/python3 -c 'import sys
+sys.path.insert(0, sys.argv[1])
+from offline_scale import perfect_packing
+print("id,lower,upper,size")
+for i, (a, b, s) in enumerate(perfect_packing(4500, seed=1)): print(f"{i},{a},{b},{s}")' \
+  "$(dirname "$0")/../../experiments/results" > "$work/packed.csv"
+for run in 1 2; do
+  "$fraglab" plan "$work/packed.csv" --time-limit 600 --node-budget 45000 --placement "$work/packed.$run.csv" \
+    -o "$work/packed.plan.$run.csv"
+done
+expect "--node-budget: the reorder search improves on the heuristics within its budget, the same placement twice" \
+  '[[ $(column "$work/packed.plan.1.csv" found_by) == search/reorder && $(column "$work/packed.plan.1.csv" search_nodes) -le 45000 &&
+     $(column "$work/packed.plan.1.csv" height_bytes) -lt $(column "$work/packed.plan.1.csv" heuristic_bytes) ]] &&
+   cmp -s "$work/packed.1.csv" "$work/packed.2.csv" && python3 "$check" "$work/packed.1.csv" >/dev/null'
+if [[ -f $shared/offline/minimalloc-challenging/D.1048576.csv ]]; then
+  for run in 1 2; do
+    "$fraglab" plan "$shared/offline/minimalloc-challenging/D.1048576.csv" --time-limit 600 --node-budget 20000 \
+      --placement "$work/D.$run.csv" -o "$work/D.plan.$run.csv"
+  done
+  expect "--node-budget: the exact search stops within its budget (MiniMalloc's D), the same placement twice" \
+    '[[ $(column "$work/D.plan.1.csv" search_nodes) -le 20000 ]] && cmp -s "$work/D.1.csv" "$work/D.2.csv"'
+fi
+err=$("$fraglab" plan "$work/example.csv" --node-budget -1 2>&1); rc=$?
+expect "--node-budget -1 is refused" '[[ $rc -eq 2 && $err == *node-budget* ]]'
+
 # MiniMalloc's older files: buffer,start,end with the last step live (end = upper - 1).
 printf 'buffer,start,end,size\nb1,0,2,4\nb2,3,8,4\nb3,0,8,4\nb4,9,20,4\nb5,0,20,4\n' > "$work/old.csv"
 "$fraglab" plan "$work/old.csv" --capacity 12 --placement "$work/old.out.csv" -o "$work/old.plan.csv"; rc=$?

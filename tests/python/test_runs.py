@@ -1,8 +1,10 @@
 """fraglab.replay, sweep, capacity, info, verify and plan: the command line's tables, cell for
 cell, on generated traces and on every shared real trace; and the command line's refusals."""
+import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import assert_same_frame, cli, cli_frame, fraglab, shared
@@ -115,6 +117,24 @@ def test_plan_reads_lifetimes_as_their_writers_mean_them(tmp_path):
                       ignore=("seconds", "seconds_to_best", "seconds_to_fit", "search_nodes"))
     with pytest.raises(ValueError, match="lifetimes: expected half-open or inclusive, got 'closed'"):
         fraglab.plan(tmp_path / "t.csv", 1, lifetimes="closed")
+
+
+def test_plan_under_a_node_budget_is_the_command_lines_placement(tmp_path):
+    # A perfect packing of 200 buffers (offline_scale.py's), which the heuristics miss: under
+    # a budget, with time to spare, the search stops at the same placement as the command
+    # line's.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "results"))
+    from offline_scale import perfect_packing
+    rows = [f"{i},{a},{b},{s}" for i, (a, b, s) in enumerate(perfect_packing(200, seed=3))]
+    (tmp_path / "t.csv").write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
+    ours, (p,) = fraglab.plan(tmp_path / "t.csv", 600, placements=True, node_budget=1000)
+    cli("plan", tmp_path / "t.csv", "--time-limit", "600", "--node-budget", "1000", "--placement", tmp_path / "out.csv")
+    theirs = pd.read_csv(tmp_path / "out.csv")
+    assert list(p["offset"]) == list(theirs["offset"])
+    assert 0 < ours["search_nodes"][0] <= 1000 and ours["height_bytes"][0] < ours["heuristic_bytes"][0]
+    for bad in (-1, 1.5, "10"):
+        with pytest.raises((ValueError, TypeError), match="node_budget"):
+            fraglab.plan(tmp_path / "t.csv", 1, node_budget=bad)
 
 
 def test_plan_warns_when_nothing_fits(generated):
