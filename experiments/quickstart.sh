@@ -9,7 +9,7 @@ if [[ -d build ]]; then meson setup --reconfigure build >/dev/null 2>&1 || meson
 # The tracer too: `fraglab trace` and the results scripts that trace programs need it; and
 # the Python module (PYTHONPATH=build/experiments/python), where the build found what it needs.
 ninja -C build experiments/fraglab experiments/tracer/libfraglab_tracer.so \
-  $(ninja -C build -t targets all 2>/dev/null | grep -o '^experiments/python/fraglab[^:/]*\.so:' | tr -d : || true)
+  $(ninja -C build -t targets all 2>/dev/null | grep -o '^python-package:' | tr -d : || true)
 mkdir -p build/data
 build/experiments/fraglab gen phases --seed 1 -o build/data/phases.trace
 build/experiments/fraglab gen random --seed 1 -o build/data/random.trace

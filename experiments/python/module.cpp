@@ -6,12 +6,14 @@
 #include "version.hpp"
 #include "experiments/trace/input_error.hpp"
 
-PYBIND11_MODULE(fraglab, m)
+PYBIND11_MODULE(_core, m)
 {
   namespace py = pybind11;
   m.doc() = "fraglab: replay allocation traces under swappable allocation policies and measure fragmentation.";
   // A malformed input: its message names the file and place (FILE:LINE: what was expected).
-  py::register_exception<fraglab::input_error>(m, "InputError", PyExc_ValueError);
+  py::register_exception<fraglab::input_error>(m, "InputError", PyExc_ValueError)
+      .doc() = "A malformed input file (a ValueError): the message names the file and the place (FILE:LINE or byte offset) and what "
+               "was expected there, as the command line's does.";
   fraglab::python::bind_traces(m);
   fraglab::python::bind_runs(m);
   fraglab::python::bind_policies(m);

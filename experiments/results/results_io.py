@@ -61,7 +61,7 @@ def _module_beside(fraglab):
     where = os.path.join(os.path.dirname(os.path.abspath(fraglab)), "python")
     if where not in _modules:
         _modules[where] = None
-        if glob.glob(os.path.join(where, "fraglab*.so")):
+        if glob.glob(os.path.join(where, "fraglab", "_core*.so")):
             sys.path.insert(0, where)
             try:
                 _modules[where] = importlib.import_module("fraglab")
