@@ -40,6 +40,10 @@ py::object data_frame(results_table const& table);
 bool is_path(py::handle arg);
 std::string path_text(py::handle path);
 
+// A whole number in [least, most], refused in the command line's words (parse_count), never
+// a cast error or a silent wrap, whatever the Python int's size or the value's type.
+std::uint64_t whole_value(char const* name, py::handle value, std::uint64_t least, std::uint64_t most);
+
 // `device=`: None, a PyTorch device's number, or a TF allocator's name (`--device`'s choice).
 std::optional<trace::allocator_choice> allocator_argument(py::handle device);
 

@@ -44,15 +44,6 @@ std::vector<std::string> policy_list(py::handle policies)
   return specs;
 }
 
-// A whole number in [least, most], refused in the command line's words (parse_count), never
-// a cast error or a silent wrap, whatever the Python int's size or the value's type.
-std::uint64_t whole_value(char const* name, py::handle value, std::uint64_t least, std::uint64_t most)
-{
-  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
-    throw std::invalid_argument(std::string(name) + ": expected a whole number, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
-  return parse_count(name, std::string(py::str(value)), least, most);
-}
-
 unsigned jobs_value(py::handle jobs)
 {
   return static_cast<unsigned>(whole_value("jobs", jobs, 1, std::numeric_limits<unsigned>::max()));

@@ -2,6 +2,7 @@
 // arrays; the events stay in C++ (docs/python.md, "Traces").
 #include "experiments/python/bindings.hpp"
 
+#include "experiments/params/units.hpp"
 #include "experiments/trace/event_batches.hpp"
 #include "experiments/trace/read_trace.hpp"
 #include "experiments/trace/write_trace.hpp"
@@ -46,11 +47,7 @@ py::array_t<std::uint64_t, py::array::c_style> unsigned_column(py::handle values
 // trace is one device's allocator).
 int device_of(py::handle device, std::size_t n)
 {
-  if (py::isinstance<py::int_>(device)) {
-    long long const d = device.cast<long long>();
-    if (d < 0 || d > std::numeric_limits<int>::max()) throw std::invalid_argument("device: expected at least 0, got " + std::to_string(d));
-    return static_cast<int>(d);
-  }
+  if (py::isinstance<py::int_>(device)) return static_cast<int>(whole_value("device", device, 0, std::numeric_limits<int>::max()));
   auto const each = unsigned_column(device, "device", n);
   std::uint64_t const* v = each.data();
   for (std::size_t i = 1; i < n; ++i)
@@ -177,15 +174,19 @@ std::vector<trace_ptr> read_file(std::string const& path, std::optional<trace::a
 
 }  // namespace
 
+std::uint64_t whole_value(char const* name, py::handle value, std::uint64_t least, std::uint64_t most)
+{
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw std::invalid_argument(std::string(name) + ": expected a whole number, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
+  return parse_count(name, std::string(py::str(value)), least, most);
+}
+
 std::optional<trace::allocator_choice> allocator_argument(py::handle device)
 {
   if (device.is_none()) return std::nullopt;
   if (py::isinstance<py::str>(device)) return trace::allocator_choice::parse(device.cast<std::string>());
-  if (py::isinstance<py::int_>(device) && !py::isinstance<py::bool_>(device)) {
-    long long const d = device.cast<long long>();
-    if (d < 0 || d > std::numeric_limits<int>::max()) throw std::invalid_argument("device: expected a device number, got " + std::to_string(d));
-    return trace::allocator_choice(static_cast<int>(d));
-  }
+  if (py::isinstance<py::int_>(device) && !py::isinstance<py::bool_>(device))
+    return trace::allocator_choice(static_cast<int>(whole_value("device", device, 0, std::numeric_limits<int>::max())));
   throw std::invalid_argument("device: expected a device number or a TF allocator's name, got " + std::string(py::str(py::type::of(device).attr("__name__"))));
 }
 

@@ -12,6 +12,8 @@ import pytest
 
 import fraglab
 
+from conftest import cli
+
 PACKAGE = Path(fraglab.__file__).parent
 STUB = PACKAGE / "__init__.pyi"
 
@@ -141,3 +143,13 @@ def test_a_wrong_call_is_a_type_error_to_mypy(tmp_path):
                                    "--cache-dir", str(tmp_path / "cache")])
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert status == 1 and [int(e.split(":")[1]) for e in errors] == [5, 6, 7], out
+
+
+@pytest.mark.parametrize("function", [n for n in fraglab.__all__ if inspect.isbuiltin(getattr(fraglab, n))] + ["Trace.from_arrays"])
+def test_hostile_arguments_raise_python_errors_never_crash(function, tmp_path):
+    trace = tmp_path / "small.trace"
+    cli("gen", "random", "--allocations", "300", "-o", trace)
+    done = subprocess.run([sys.executable, "-W", "ignore", str(Path(__file__).with_name("hostile_calls.py")), function, "7", "300",
+                           str(trace)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, f"the interpreter ended with {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout == "done\n", done.stdout[-3000:]
