@@ -51,10 +51,22 @@ void bind_command(py::module_& m)
         return rows;
       },
       py::arg("args"), py::arg("text") = false,
-      "Runs a command of the command line in this process (args as after `fraglab`) and returns the table it would "
-      "write as a DataFrame, or with text=True as a list of dicts of the cells as CSV writes them. What the command "
-      "prints besides goes where it would. A command that exits non-zero raises RuntimeError; bad input raises "
-      "ValueError or fraglab.InputError.");
+      R"(Runs any command of `fraglab` in this process and returns the table it would write.
+
+What the command prints besides its table goes where it would.
+
+Args:
+    args: the command line after `fraglab`, without -o ('replay', 'run.trace', '-p', 'tlsf').
+    text: return the cells as CSV writes them, not typed.
+
+Returns:
+    The table as a DataFrame (every column raw, as CSV), or with text=True a list of dicts of
+    its cells, a dict a row.
+
+Raises:
+    RuntimeError: the command exited non-zero; its message is on standard error.
+    ValueError: an unknown command or option, a bad value, or -o given.
+    fraglab.InputError: a malformed input file; the message names the file and place.)");
 }
 
 }  // namespace fraglab::python

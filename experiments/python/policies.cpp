@@ -22,8 +22,11 @@ void bind_policies(py::module_& m)
           table.rows.push_back({std::string(n.name), "composition", std::string(n.index), std::string(n.fit), std::string(n.description)});
         return data_frame(table);
       },
-      "Every preset (a real allocator reproduced) and named composition: name, kind, index, fit, description. "
-      "'compose:index=I,fit=F,...' builds the pairs composable_pairs() lists.");
+      R"(Every preset (a real allocator reproduced) and named composition, as `fraglab policies` lists them.
+
+Returns:
+    A DataFrame, a row a policy: name, kind ('preset' or 'composition'), index, fit,
+    description. 'compose:index=I,fit=F,...' builds the pairs composable_pairs() lists.)");
   m.def(
       "composable_pairs",
       [] {
@@ -31,7 +34,10 @@ void bind_policies(py::module_& m)
         for (auto const& p : composable_pairs()) pairs.emplace_back(p.index, p.fit);
         return pairs;
       },
-      "The (index, fit) pairs 'compose:index=I,fit=F' builds.");
+      R"(The free indexes and fits a composition may pair.
+
+Returns:
+    A list of (index, fit) pairs, each one that 'compose:index=I,fit=F' builds.)");
   m.def(
       "policy",
       [](std::string const& spec) {
@@ -55,8 +61,19 @@ void bind_policies(py::module_& m)
         return out;
       },
       py::arg("spec"),
-      "What `fraglab policies SPEC` prints, as a dict: name, description, parts, backend (its default), granularity, "
-      "and parameters, a DataFrame of every key it reads with the value it runs with, the table's default and the meaning.");
+      R"(One policy as it runs, what `fraglab policies SPEC` prints.
+
+Args:
+    spec: a preset, a composition name or a compose: spec, with its settings ('tlsf:sli=3').
+
+Returns:
+    {'name', 'description', 'parts', 'backend' (its default), 'granularity' (bytes), and
+    'parameters': a DataFrame of every key it reads with the value it runs with, the default
+    and the meaning}.
+
+Raises:
+    ValueError: an unknown policy, key or value, in the command line's words.
+    TypeError: a spec that is not a str.)");
   m.def(
       "parameters",
       [] {
@@ -65,7 +82,10 @@ void bind_policies(py::module_& m)
           table.rows.push_back({std::string(p.key), std::string(p.part), std::string(p.default_value), std::string(p.help)});
         return data_frame(table);
       },
-      "Every parameter a policy can read (`fraglab policies --keys`): key, part, default, meaning.");
+      R"(Every parameter a policy can read, as `fraglab policies --keys` lists them.
+
+Returns:
+    A DataFrame, a row a key: key, part (the part that reads it), default, meaning.)");
 }
 
 }  // namespace fraglab::python

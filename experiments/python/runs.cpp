@@ -129,11 +129,34 @@ py::object timeseries_frame(std::vector<replay_result> const& results)
   return py::module_::import("pandas").attr("DataFrame")(frame);
 }
 
-constexpr char const* allocator_doc =
-    " backend: heap, simulated, host or a CUDA backend (default: the policies' own, which must agree). capacity: "
-    "bytes or a size such as '512MiB' (default unlimited). params: {KEY: VALUE} for every policy that reads KEY "
-    "(`fraglab.parameters()`). jobs: cells run in parallel. ignore_recorded_settings: replay a PyTorch snapshot "
-    "under the presets' defaults and params rather than the settings it was recorded with.";
+// The arguments and errors every run shares, in the Google style help() and editors show.
+constexpr char const* traces_doc = R"(
+    traces: a Trace, a path of any format `fraglab` reads, or a list of them (every device of a
+        snapshot's path).
+    policies: presets, composition names or compose: specs, as -p takes them: a list, or one
+        comma-separated str ('tlsf:sli=3@coarse,tf_bfc').)";
+constexpr char const* allocator_doc = R"(
+    backend: 'heap', 'simulated', 'host' or a CUDA backend (default: the policies' own, which
+        must agree).
+    params: {KEY: VALUE} for every policy that reads KEY (fraglab.parameters(); --set).
+    jobs: cells run in parallel, on threads.
+    ignore_recorded_settings: replay a PyTorch snapshot under the presets' defaults and params,
+        not under the allocator settings it was recorded with.)";
+constexpr char const* capacity_doc = R"(
+    capacity: the backend's bytes, an int or a size such as '512MiB' (default: unlimited).)";
+constexpr char const* timing_doc = R"(
+    warm: time the runs on one allocator kept warm after the metrics pass, not each on a
+        fresh one.
+    free_by: 'reference' (a free names the block its allocation returned) or 'address' (by
+        its address, as a program plugged in by pointer does; the decisions are the same).
+    offline: True, or seconds, to plan each trace's buffers offline for gap_to_offline.)";
+constexpr char const* run_raises_doc = R"(
+Raises:
+    fraglab.InputError: a malformed trace file; the message names the file and place.
+    ValueError: an unknown policy, key or backend, a bad value, or a missing file, in the
+        command line's words.
+    TypeError: an argument of the wrong type.
+    KeyboardInterrupt: Ctrl-C, which stops the run within one batch of events.)";
 
 }  // namespace
 
@@ -167,11 +190,18 @@ void bind_runs(py::module_& m)
       py::arg("params") = py::none(), py::arg("repeat") = 1, py::arg("warm") = false, py::arg("free_by") = "reference",
       py::arg("strict") = false, py::arg("stop_on_failure") = false, py::arg("timeseries") = false,
       py::arg("offline") = py::none(), py::arg("jobs") = 1, py::arg("ignore_recorded_settings") = false,
-      (std::string("Replays every trace under every policy: a DataFrame of `fraglab replay`'s columns, a row a (trace, "
-                   "policy). traces: Trace, path or a list of them. policies: names or specs, a list or comma-separated. "
-                   "repeat: timed runs (ns_per_op, their median; 0: none). timeseries: also return the samples as a "
-                   "second DataFrame. offline: True or seconds of planning a trace, for gap_to_offline.") +
-       allocator_doc)
+      (std::string("Replays every trace under every policy, as `fraglab replay` does.\n\nArgs:") + traces_doc + allocator_doc + capacity_doc +
+       R"(
+    repeat: timed runs of each cell; ns_per_op is their median (0: none).)" + timing_doc + R"(
+    strict: a free of an unknown block or a second allocation of a live id is an error, not
+        counted and skipped.
+    stop_on_failure: a cell stops at its first failed allocation.
+    timeseries: also return the samples of live, allocated and reserved bytes over the run.
+
+Returns:
+    A DataFrame of `fraglab replay`'s columns (docs/metrics.md), a row a (trace, policy); with
+    timeseries=True, (that DataFrame, the samples' DataFrame).
+)" + run_raises_doc)
           .c_str());
 
   m.def(
@@ -205,9 +235,16 @@ void bind_runs(py::module_& m)
       py::arg("capacity") = py::none(), py::arg("params") = py::none(), py::arg("repeat") = 0, py::arg("warm") = false,
       py::arg("free_by") = "reference", py::arg("offline") = py::none(), py::arg("jobs") = 1,
       py::arg("ignore_recorded_settings") = false,
-      (std::string("Each policy over the grid of the `vary` axes it reads ({KEY: [V1, V2, ...]}, the first outermost), on "
-                   "every trace: `fraglab sweep`'s columns, one a cell.") +
-       allocator_doc)
+      (std::string("Each policy over a grid of parameter values, on every trace, as `fraglab sweep` does.\n\nArgs:") +
+       traces_doc + R"(
+    vary: the axes, {KEY: [V1, V2, ...]} (or a comma-separated str of values), the first
+        outermost; a policy runs over the axes it reads.)" +
+       allocator_doc + capacity_doc + R"(
+    repeat: timed runs of each cell (default 0: none).)" + timing_doc + R"(
+
+Returns:
+    A DataFrame of `fraglab sweep`'s columns, a row a cell: a (trace, policy, values).
+)" + run_raises_doc)
           .c_str());
 
   m.def(
@@ -221,8 +258,15 @@ void bind_runs(py::module_& m)
       },
       py::arg("traces"), py::arg("policies"), py::kw_only(), py::arg("backend") = py::none(), py::arg("params") = py::none(),
       py::arg("jobs") = 1, py::arg("ignore_recorded_settings") = false,
-      "The least memory each policy serves each trace in (`fraglab capacity`): min_capacity_bytes, "
-      "peak_reserved_unlimited, granularity, replays.");
+      (std::string("The least memory each policy serves each trace in, as `fraglab capacity` finds it (a search over "
+                   "replays).\n\nArgs:") +
+       traces_doc + allocator_doc + R"(
+
+Returns:
+    A DataFrame, a row a (trace, policy): min_capacity_bytes, peak_reserved_unlimited,
+    granularity (the step searched), replays.
+)" + run_raises_doc)
+          .c_str());
 
   m.def(
       "tune",
@@ -243,10 +287,20 @@ void bind_runs(py::module_& m)
         return py::make_tuple(data_frame(r.table), recommendation);
       },
       py::arg("recording"), py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = py::none(),
-      "Which PYTORCH_CUDA_ALLOC_CONF serves a recorded program best (`fraglab tune`): its trace (a snapshot's path: every "
-      "device; or Traces of one program) replayed across the settings users tune. Returns (table, recommendation): a row "
-      "a (device, setting), and {'conf': the setting ('' for the defaults), 'fits': whether it fits capacity, "
-      "'reasoning': the lines `fraglab tune` prints}.");
+      (std::string(R"(Which PYTORCH_CUDA_ALLOC_CONF serves a recorded program best, as `fraglab tune` finds it.
+
+Args:
+    recording: a PyTorch snapshot's path (every device), or the Traces of one program.
+    capacity: the device's bytes, an int or a size such as '80GiB' (default: none; the least
+        reserved memory wins).
+    jobs: settings replayed in parallel (default: one a core).
+
+Returns:
+    (table, recommendation): a DataFrame with a row a (device, setting) tried, and
+    {'conf': the setting ('' for the defaults), 'fits': whether it fits capacity,
+    'reasoning': the lines `fraglab tune` prints}.
+)") + run_raises_doc)
+          .c_str());
 
   m.def(
       "info",
@@ -268,7 +322,20 @@ void bind_runs(py::module_& m)
         }
         return data_frame(table);
       },
-      py::arg("traces"), "What each trace holds (`fraglab info`): a row a trace.");
+      py::arg("traces"),
+      R"(What each trace holds, as `fraglab info` says it.
+
+Args:
+    traces: a Trace, a path of any format `fraglab` reads, or a list of them.
+
+Returns:
+    A DataFrame, a row a trace: events, allocations, frees, peak live bytes and blocks, sizes
+    and lifetimes (their mean, median and 99th percentile), streams.
+
+Raises:
+    fraglab.InputError: a malformed trace file; the message names the file and place.
+    ValueError: a missing file.
+    TypeError: an argument of the wrong type.)");
 
   m.def(
       "verify",
@@ -291,9 +358,24 @@ void bind_runs(py::module_& m)
         return data_frame(table);
       },
       py::arg("snapshots"), py::arg("policy") = "auto", py::arg("device") = py::none(),
-      "Every decision PyTorch recorded in each snapshot, or TensorFlow's BFC allocator in each log, compared with the preset's "
-      "(`fraglab verify --format csv`): a row an allocator; verdict is matched, mismatched or nothing to verify. device: N "
-      "(a snapshot's device) or 'NAME' (a TF log's allocator).");
+      R"(Every decision a real allocator recorded, compared with its preset's, as `fraglab verify` does.
+
+Args:
+    snapshots: a path or a list of paths: PyTorch memory snapshots (compared with
+        pytorch_caching or pytorch_expandable, whichever the recording's settings name) or
+        TensorFlow BFC allocator logs (compared with tf_bfc).
+    policy: 'auto' (as above) or the preset to compare with.
+    device: N, one device of a snapshot, or 'NAME', one allocator of a TF log (default: all).
+
+Returns:
+    A DataFrame, a row an allocator: addresses, segments, maps and OOMs matched of those
+    recorded, and verdict: 'matched', 'mismatched' or 'nothing to verify' (first_mismatch
+    says where).
+
+Raises:
+    fraglab.InputError: a malformed file; the message names the file and place.
+    ValueError: a file that is neither a snapshot nor a TF log, an unknown policy or device.
+    TypeError: an argument of the wrong type.)");
 
   m.def(
       "plan",
@@ -358,12 +440,31 @@ void bind_runs(py::module_& m)
       },
       py::arg("inputs"), py::arg("time_limit") = 10.0, py::kw_only(), py::arg("capacity") = py::none(), py::arg("jobs") = 1,
       py::arg("placements") = false, py::arg("lifetimes") = "half-open", py::arg("node_budget") = py::none(),
-      "The best offline placement of each input's buffers (`fraglab plan`): a Trace, a trace file or MiniMalloc's CSV, or "
-      "a list of them. A row an input; with placements=True also a list of DataFrames (id, lower, upper, size, offset; "
-      "live over [lower, upper) in the input's times), one an input. An input with no placement within capacity warns "
-      "(RuntimeWarning) and its offsets are -1. lifetimes: how a CSV's upper column counts, 'half-open' (MiniMalloc's) "
-      "or 'inclusive' (IREE's and SOMAS's: the last step live). node_budget: at most that many buffers placed by the search "
-      "for each input; where the time limit never binds, the same plan on every machine.");
+      R"(The lowest offline placement of each input's buffers, every lifetime known, as `fraglab plan` finds it.
+
+Args:
+    inputs: a Trace, a trace file, MiniMalloc's CSV (id, lower, upper, size), or a list of them.
+    time_limit: seconds of planning an input.
+    capacity: the bytes a placement must fit in, an int or a size such as '512MiB' (default:
+        none).
+    jobs: inputs planned in parallel.
+    placements: also return each input's placement.
+    lifetimes: how a CSV's upper column counts, 'half-open' (MiniMalloc's: the first step no
+        longer live) or 'inclusive' (IREE's and SOMAS's: the last step live).
+    node_budget: at most that many buffers placed by the search an input; where the time limit
+        never binds, the same plan on every machine (default: none).
+
+Returns:
+    A DataFrame of `fraglab plan`'s columns, a row an input: height_bytes, lower_bound_bytes,
+    optimal, gap_to_lower, found_by, times. With placements=True, (that DataFrame, a list of
+    DataFrames of id, lower, upper, size, offset, one an input, live over [lower, upper) in the
+    input's own times); an input with no placement within capacity warns (RuntimeWarning) and
+    its offsets are -1.
+
+Raises:
+    fraglab.InputError: a malformed input file; the message names the file and place.
+    ValueError: a bad time limit, capacity, node budget or lifetimes, or a missing file.
+    TypeError: an argument of the wrong type.)");
 }
 
 }  // namespace fraglab::python

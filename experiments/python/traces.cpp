@@ -231,16 +231,37 @@ void bind_traces(py::module_& m)
   m.attr("FREE") = 1;
   m.attr("RELEASE") = 2;
   py::class_<trace::trace, trace_ptr>(m, "Trace",
-                                      "A trace of allocations, frees and cache releases, held in C++. Read one with "
-                                      "fraglab.read_trace or make one with Trace.from_arrays.")
+                                      R"(A trace of allocations, frees and cache releases of one allocator, held in C++.
+
+Read one with fraglab.read_trace or read_traces, or make one with Trace.from_arrays; pass it to
+any run without copying its events. len(trace) is its number of events.)")
       .def_static("from_arrays", &from_arrays, py::arg("kind"), py::arg("id"), py::arg("size"), py::arg("alignment") = py::none(),
                   py::arg("stream") = py::none(), py::arg("device") = 0, py::arg("name") = "arrays",
-                  "A trace from equal-length integer arrays, one event each: kind (fraglab.ALLOC, FREE or RELEASE), "
-                  "id (any 64-bit integer; a free names its allocation's id), size (bytes, at least 1 for an "
-                  "allocation; ignored otherwise), and optionally alignment (powers of two, default 1) and stream "
-                  "(default 0). device: the device the trace is of, a number or an array naming one device throughout (a trace is "
-                  "one allocator's). name: how rows name it.")
-      .def("to_arrays", &to_arrays, "Every event as numpy arrays: kind, id (dense: the n-th distinct id), size, alignment, stream.")
+                  R"(A trace from equal-length integer arrays, one event each.
+
+Args:
+    kind: fraglab.ALLOC, FREE or RELEASE (0, 1, 2; a release empties the cache).
+    id: any 64-bit integer naming the allocation; a free names its allocation's id.
+    size: bytes, at least 1 for an allocation (ignored for the others).
+    alignment: bytes, powers of two (default: 1).
+    stream: the stream each event is on (default: 0).
+    device: the device the trace is of: a number, or an array naming one device throughout (a
+        trace is one allocator's).
+    name: how rows name the trace.
+
+Returns:
+    The Trace.
+
+Raises:
+    ValueError: arrays of unequal lengths, a negative value, a free of an id not allocated, a
+        size of 0, an alignment not a power of two, or two devices; the message names the
+        array and index.
+    TypeError: an argument that is not an array of integers.)")
+      .def("to_arrays", &to_arrays, R"(Every event as numpy arrays.
+
+Returns:
+    {'kind': uint8 (fraglab.ALLOC, FREE, RELEASE), 'id': uint64 (dense: the n-th distinct
+    allocation), 'size', 'alignment', 'stream': uint64}, one element an event.)")
       .def(
           "write",
           [](trace::trace const& t, py::handle path, std::string const& to) {
@@ -250,18 +271,28 @@ void bind_traces(py::module_& m)
             trace::write_trace(p, t, format, "written by fraglab's Python module from " + t.name);
           },
           py::arg("path"), py::arg("to") = "",
-          "Writes the trace as `fraglab convert` does, for the command line to read: to is text, binary or rmm-csv "
-          "(default: from the extension, .fbin binary, .csv RMM CSV, else text). The file changes only when all is written.")
-      .def_property_readonly("name", [](trace::trace const& t) { return t.name; })
-      .def_property_readonly("events", &trace::trace::event_count)
-      .def_property_readonly("allocs", [](trace::trace const& t) { return t.allocs; })
-      .def_property_readonly("frees", [](trace::trace const& t) { return t.frees; })
-      .def_property_readonly("releases", [](trace::trace const& t) { return t.releases; })
-      .def_property_readonly("recorded_failures", [](trace::trace const& t) { return t.recorded_failures; })
-      .def_property_readonly("device", [](trace::trace const& t) { return t.device; })
-      .def_property_readonly("allocator", [](trace::trace const& t) { return t.allocator; })
-      .def_property_readonly("format", [](trace::trace const& t) { return t.source_format.empty() ? std::string("native text") : t.source_format; })
-      .def_property_readonly("recorded_settings", [](trace::trace const& t) { return t.recorded_settings; })
+          R"(Writes the trace as `fraglab convert` does, for the command line to read.
+
+The file changes only when all of it is written.
+
+Args:
+    path: the file to write.
+    to: 'text', 'binary' or 'rmm-csv' (default: from the extension: .fbin binary, .csv RMM
+        CSV, else text).
+
+Raises:
+    ValueError: an unknown format, or a file that cannot be written (the message says why).
+    TypeError: an argument of the wrong type.)")
+      .def_property_readonly("name", [](trace::trace const& t) { return t.name; }, "How rows name the trace: its file's name, or the name given to from_arrays.")
+      .def_property_readonly("events", &trace::trace::event_count, "The number of events: allocations, frees and cache releases.")
+      .def_property_readonly("allocs", [](trace::trace const& t) { return t.allocs; }, "The number of allocations.")
+      .def_property_readonly("frees", [](trace::trace const& t) { return t.frees; }, "The number of frees (each names an allocation).")
+      .def_property_readonly("releases", [](trace::trace const& t) { return t.releases; }, "The number of cache releases (PyTorch's empty_cache).")
+      .def_property_readonly("recorded_failures", [](trace::trace const& t) { return t.recorded_failures; }, "Allocations the recorded program saw fail (an OOM in a snapshot); not replayed.")
+      .def_property_readonly("device", [](trace::trace const& t) { return t.device; }, "The device the trace was recorded on (a snapshot's cuda:N).")
+      .def_property_readonly("allocator", [](trace::trace const& t) { return t.allocator; }, "The TensorFlow allocator a BFC log's trace was recorded from (GPU_0_bfc, ...); '' otherwise.")
+      .def_property_readonly("format", [](trace::trace const& t) { return t.source_format.empty() ? std::string("native text") : t.source_format; }, "The format it was read from ('native text', 'PyTorch snapshot', ...).")
+      .def_property_readonly("recorded_settings", [](trace::trace const& t) { return t.recorded_settings; }, "The allocator settings a PyTorch snapshot was recorded with, as PYTORCH_CUDA_ALLOC_CONF writes them; '' otherwise.")
       .def("__len__", &trace::trace::event_count)
       .def("__repr__", [](trace::trace const& t) {
         return "<fraglab.Trace " + t.name + ": " + std::to_string(t.event_count()) + " events, " + std::to_string(t.allocs) +
@@ -272,9 +303,23 @@ void bind_traces(py::module_& m)
       "read_traces",
       [](py::handle path, py::handle device) { return read_file(path_text(path), allocator_argument(device)); },
       py::arg("path"), py::arg("device") = py::none(),
-      "Every trace in a file of any format the command line reads: one for most, one a device for a PyTorch snapshot "
-      "(device=N: that device's only), one an allocator for a TensorFlow BFC log (device='GPU_0_bfc': that one's only). "
-      "Raises fraglab.InputError naming the file and place of what is wrong.");
+      R"(Every trace in a file of any format `fraglab` reads: native text or binary, RMM's CSV, a
+PyTorch memory snapshot, a TensorFlow BFC log; gzip or zstd compressed.
+
+Args:
+    path: the file.
+    device: N, one device of a PyTorch snapshot, or 'NAME', one allocator of a TensorFlow BFC
+        log (default: all).
+
+Returns:
+    A list of Traces: one for most files, one a device of a snapshot, one an allocator of a TF
+    log.
+
+Raises:
+    fraglab.InputError: a malformed file; the message names the file and place (line or byte)
+        and what was expected there.
+    ValueError: a missing file, or a device the file does not hold.
+    TypeError: an argument of the wrong type.)");
   m.def(
       "read_trace",
       [](py::handle path, py::handle device) {
@@ -287,9 +332,22 @@ void bind_traces(py::module_& m)
         return read.front();
       },
       py::arg("path"), py::arg("device") = py::none(),
-      "The trace in a file of any format the command line reads (device=N: one device of a PyTorch snapshot; "
-      "device='NAME': one allocator of a TensorFlow BFC log). "
-      "Raises fraglab.InputError naming the file and place of what is wrong.");
+      R"(The trace in a file of any format `fraglab` reads (see read_traces).
+
+Args:
+    path: the file.
+    device: N, one device of a PyTorch snapshot, or 'NAME', one allocator of a TensorFlow BFC
+        log; needed where the file holds more than one.
+
+Returns:
+    The Trace.
+
+Raises:
+    fraglab.InputError: a malformed file; the message names the file and place (line or byte)
+        and what was expected there.
+    ValueError: a missing file, a file of several traces without device, or a device the file
+        does not hold.
+    TypeError: an argument of the wrong type.)");
 }
 
 }  // namespace fraglab::python

@@ -4,6 +4,7 @@ bindings have, mypy's stubtest agrees, and every public function and class is do
 import ast
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,16 +100,22 @@ def test_the_stub_gives_every_function_the_bindings_arguments():
 
 
 def test_every_public_name_is_documented():
+    """help() shows each function's arguments (with units), what it returns and what it raises."""
     assert fraglab.__doc__ and "replay" in fraglab.__doc__
-    for name in fraglab.__all__:
-        thing = getattr(fraglab, name)
-        if callable(thing):
-            doc = thing.__doc__ or ""
-            # pybind11's first line is the signature; what follows is ours.
-            body = doc.split("\n", 1)[1].strip() if inspect.isbuiltin(thing) else doc.strip()
-            assert len(body) > 40, f"fraglab.{name} is not documented: {doc!r}"
     for name, function in public_functions():
-        assert len(function.__doc__.split("\n", 1)[-1].strip()) > 40, f"fraglab.{name} is not documented"
+        doc = function.__doc__.split("\n", 1)[1]  # pybind11's first line is the signature
+        arguments = [n for n, _, _ in binding_parameters(function)]
+        if arguments:
+            documented = re.findall(r"^    (\w+): ", doc.split("Args:\n", 1)[-1].split("\n\n")[0], re.M)
+            assert sorted(documented) == sorted(arguments), f"fraglab.{name}'s Args: {documented}, its arguments {arguments}"
+            assert "\nRaises:\n" in doc, f"fraglab.{name} does not say what it raises"
+        if not function.__doc__.splitlines()[0].endswith("-> None"):
+            assert "\nReturns:\n" in doc, f"fraglab.{name} does not say what it returns"
+    for name in ("Trace", "InputError"):
+        assert len(getattr(fraglab, name).__doc__) > 80, f"fraglab.{name} is not documented"
+    for name, value in vars(fraglab.Trace).items():
+        if isinstance(value, property):
+            assert value.__doc__ and len(value.__doc__) > 15, f"Trace.{name} is not documented"
     assert fraglab.Trace.__module__ == "fraglab" and fraglab.InputError.__module__ == "fraglab"
 
 
