@@ -29,7 +29,7 @@ import statistics
 import sys
 
 import program_traces
-from results_io import common_arguments, figures, fraglab_rows, markdown_table, provenance, write_csv, write_markdown
+from results_io import common_arguments, figures, fraglab_rows, markdown_table, percent, provenance, write_csv, write_markdown
 
 # (label as J&W name it, fraglab policy, J&W's verdict group: 0 best, 1 middle, 2 worst, None not in J&W)
 POLICIES = [
@@ -54,10 +54,6 @@ CONFIGS = {
 }
 GROUP_NAMES = {0: "J&W's best (best fit, AO first fit, Lea)", 1: "J&W's middle (LIFO/FIFO first fit, next fit)",
                2: "J&W's worst (buddy, simple segregated)"}
-
-
-def percent(x):
-    return f"{100 * float(x):.2f}"
 
 
 def main(argv):

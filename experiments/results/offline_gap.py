@@ -36,7 +36,7 @@ import dl_workloads
 import program_traces
 import xla_buffers
 from results_io import ROOT, SHARED_TRACES, VENV_PYTHON, common_arguments, figures, file_digest, fraglab_rows, \
-    markdown_table, provenance, run, write_csv, write_markdown
+    markdown_table, percent, provenance, run, write_csv, write_markdown
 
 PRESETS = ["tf_bfc", "pytorch_caching", "pytorch_expandable", "dlmalloc", "tlsf", "rmm_pool", "best_fit", "first_fit",
            "first_fit_lifo", "first_fit_fifo", "next_fit", "worst_fit", "buddy", "segregated_pow2"]
@@ -52,10 +52,6 @@ XLA_COLUMNS = ["model", "kind", "scope", "buffers", "xla_values", "xla_allocatio
                "xla_height_bytes", "fraglab_height_bytes", "optimal", "xla_above_lower", "fraglab_vs_xla",
                "seconds_to_best"]
 CHECK_PLACEMENT = os.path.join(ROOT, "tests", "policies", "offline", "check_placement.py")
-
-
-def percent(x):
-    return f"{100 * float(x):.2f}"
 
 
 def ratio(a, b):

@@ -26,7 +26,7 @@ import random
 import subprocess
 import sys
 
-from results_io import common_arguments, markdown_table, provenance, write_atomically, write_csv, \
+from results_io import common_arguments, markdown_table, percent, provenance, write_atomically, write_csv, \
     write_markdown
 
 HEIGHT = 1 << 20
@@ -85,10 +85,6 @@ def planned(fraglab, path, limit, work):
     with open(memory) as f:
         row["peak_mb"] = f"{int(f.read().split()[-1]) / 1024:.0f}"
     return row
-
-
-def percent(x):
-    return f"{100 * float(x):.2f}"
 
 
 def main(argv):

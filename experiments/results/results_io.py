@@ -210,6 +210,11 @@ def write_csv(path, header, columns, rows):
     write_atomically(path, out.getvalue())
 
 
+def percent(fraction):
+    """A fraction as the tables print it: 0.0123 -> '1.23'."""
+    return f"{100 * float(fraction):.2f}"
+
+
 def markdown_table(columns, rows):
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]

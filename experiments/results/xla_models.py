@@ -168,7 +168,8 @@ def main(argv):
     if args.child:
         compile_one(args.child, args.out_dir, scale)
         return 0
-    names = list(models(scale))
+    table = models(scale)
+    names = list(table)
     if args.only:
         unknown = [n for n in args.only.split(",") if n not in names]
         if unknown:
@@ -179,7 +180,7 @@ def main(argv):
     with open(os.path.join(args.out_dir, "models.csv"), "w") as f:
         f.write("model,kind,jax\n")
         for name in names:
-            f.write(f"{name},{models(scale)[name][0]},{jax.__version__}\n")
+            f.write(f"{name},{table[name][0]},{jax.__version__}\n")
     for name in names:
         # One process a model: XLA reads its dump flags once, when its CPU client starts.
         folder = os.path.join(args.out_dir, name)

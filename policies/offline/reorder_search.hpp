@@ -43,11 +43,11 @@ inline reorder_result reorder_search(problem const& p, detail::sections const& s
   std::size_t const n = order.size();
   std::vector<double> key(p.buffers.size(), 0);
   std::vector<std::uint64_t> placed = std::move(size_first);
+  std::uint64_t height = placed.empty() ? 0 : placement_height(p, placed);  // the last construction's
   std::uint64_t best_height = placement_height(p, best);
   while (n != 0 && best_height > lower_bound) {
     if (!placed.empty()) {
       // Blame the last placement.
-      std::uint64_t const height = placement_height(p, placed);
       for (std::size_t k = 0; k < n; ++k) {
         std::uint32_t const i = order[k];
         std::uint64_t const end = placed[i] + p.buffers[i].size;
@@ -63,7 +63,7 @@ inline reorder_result reorder_search(problem const& p, detail::sections const& s
     placed = std::move(*next);
     r.nodes += n;
     ++r.constructions;
-    if (std::uint64_t const height = placement_height(p, placed); height < best_height) {
+    if ((height = placement_height(p, placed)) < best_height) {
       best_height = height;
       best = placed;
       r.improved = true;

@@ -55,6 +55,14 @@ expect "the command is the environment's ($(in_venv sh -c 'command -v fraglab'))
 in_venv fraglab gen phases --seed 5 -o "$work/t.trace" >/dev/null 2>&1
 in_venv fraglab replay "$work/t.trace" -p tf_bfc,pytorch_caching,tlsf --backend simulated --repeat 0 --format csv -o "$work/cli.csv" 2>"$work/replay.log"; rc=$?
 expect "the command replays (exit $rc)" '[[ $rc -eq 0 && -s $work/cli.csv ]]' || cat "$work/replay.log"
+# The CUDA backends are in the wheel where the build found the toolkit (meson's cuda option),
+# and only there.
+out=$(in_venv fraglab replay "$work/t.trace" -p tlsf --backend cuda 2>&1)
+if [[ -f /usr/local/cuda/lib64/libcudart_static.a && -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
+  expect "with the CUDA Toolkit here, the wheel's fraglab has the CUDA backends ($out)" '[[ $out != *"needs fraglab built with the CUDA Toolkit"* ]]'
+else
+  expect "without the CUDA Toolkit, the wheel's fraglab says so ($out)" '[[ $out == *"needs fraglab built with the CUDA Toolkit"* ]]'
+fi
 out=$(in_venv python - "$work" "$version" <<'PY' 2>&1
 import importlib.metadata, io, pathlib, sys
 import pandas as pd
