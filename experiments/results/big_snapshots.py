@@ -166,7 +166,7 @@ def other_commands(fraglab, path, scratch):
                 ("export", [fraglab, "export", path, "-p", "pytorch_caching", "--to", "pytorch-snapshot", "-o", out("export.pickle")]),
                 ("plan", [fraglab, "plan", path, "-o", out("plan.csv")])]
     module = os.path.join(os.path.dirname(os.path.abspath(fraglab)), "python")
-    if glob.glob(os.path.join(module, "fraglab*.so")):
+    if glob.glob(os.path.join(module, "fraglab", "_core*.so")):
         commands.append(("python: fraglab.replay", ["/usr/bin/python3", "-c",
                                                     "import sys; sys.path.insert(0, sys.argv[1]); import fraglab; "
                                                     "fraglab.replay(fraglab.read_trace(sys.argv[2]), ['pytorch_caching'])",
