@@ -174,7 +174,7 @@ int record_tf(std::vector<std::string> const& args)
   if (!vm.count("slow-stacks")) {
     stacks = find_preload_library(stacks_file, vm["stacks"].as<std::string>(), "FRAGLAB_TF_STACKS", "--stacks");
     if (stacks.empty())
-      std::cerr << "fraglab record-tf: " << stacks_file << " is not beside this fraglab (sanitizer builds leave it out): "
+      std::cerr << "fraglab record-tf: " << stacks_file << " is not beside this fraglab (sanitizer builds and the Python wheel leave it out): "
                 << "TF's own stack capture is slow\n";
   }
   char const* limit = std::getenv("TF_CPU_BFC_MEM_LIMIT_IN_MB");

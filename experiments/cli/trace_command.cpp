@@ -34,7 +34,7 @@ fs::path find_tracer(std::string const& given)
 {
   fs::path const found = find_preload_library(tracer_file, given, "FRAGLAB_TRACER", "--tracer");
   if (found.empty())
-    throw std::invalid_argument(std::string("cannot find ") + tracer_file + " beside this fraglab (sanitizer builds leave it out); give --tracer PATH");
+    throw std::invalid_argument(std::string("cannot find ") + tracer_file + " beside this fraglab (sanitizer builds and the Python wheel leave it out); give --tracer PATH");
   return found;
 }
 

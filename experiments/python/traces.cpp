@@ -241,7 +241,8 @@ any run without copying its events. len(trace) is its number of events.)")
 
 Args:
     kind: fraglab.ALLOC, FREE or RELEASE (0, 1, 2; a release empties the cache).
-    id: any 64-bit integer naming the allocation; a free names its allocation's id.
+    id: a whole number from 0 to 2**64 - 1 naming the allocation; a free names its
+        allocation's id (one never allocated is kept, and a replay counts it in unknown_frees).
     size: bytes, at least 1 for an allocation (ignored for the others).
     alignment: bytes, powers of two (default: 1).
     stream: the stream each event is on (default: 0).
@@ -253,9 +254,8 @@ Returns:
     The Trace.
 
 Raises:
-    ValueError: arrays of unequal lengths, a negative value, a free of an id not allocated, a
-        size of 0, an alignment not a power of two, or two devices; the message names the
-        array and index.
+    ValueError: arrays of unequal lengths, a negative value, an allocation of 0 bytes, an
+        alignment not a power of two, or two devices; the message names the array and index.
     TypeError: an argument that is not an array of integers.)")
       .def("to_arrays", &to_arrays, R"(Every event as numpy arrays.
 
