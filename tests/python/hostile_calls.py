@@ -2,7 +2,7 @@
 random (tests/python/test_package.py runs it in a process of its own, so that a crash of the
 interpreter fails the test instead of ending it).
 
-    python hostile_calls.py FUNCTION SEED CALLS TRACE
+    python hostile_calls.py FUNCTION SEED CALLS TRACE ARGUMENT,...
 
 Prints one line for each call that raised anything but the errors of bad input (TypeError,
 ValueError, fraglab.InputError, OverflowError), a RuntimeError of `run`'s failed command, or
@@ -34,17 +34,13 @@ class Hostile:
         raise RuntimeError("hostile __float__")
 
 
-name, seed, calls, trace = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+name, seed, calls, trace, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], [n for n in sys.argv[5].split(",") if n]
 function = fraglab.Trace.from_arrays if name == "Trace.from_arrays" else getattr(fraglab, name)
 values = [None, 0, -1, 2**70, -2**70, 1.5, float("nan"), float("inf"), True, "", "x", "\0", "tlsf", "tf_bfc,best_fit@x",
           b"abc", [], [None], [1, 2], ["replay"], ["replay", trace, "-p", "no_such"], {}, {"a": 1}, {1: 2}, {"split_ratio": None},
           {"split_ratio": [Hostile()]}, {"split_ratio": "1,2"}, Hostile(), object(), np.array([1, 2]), np.array([[1]]),
           np.array(["a"]), np.zeros(3), np.array([-1]), (x for x in range(2)), "/dev/null", "/", "no_such.trace", "512MiB", "-5",
           trace, fraglab.read_trace(trace)]
-# The argument names, from the signature pybind11 writes as the docstring's first line.
-signature = function.__doc__.splitlines()[0]
-names = [p.split(":")[0].strip() for p in signature[signature.index("(") + 1:signature.rindex(") ->")].split(", ")]
-names = [n for n in names if n not in ("*", "self")]
 rng = random.Random(seed)
 for _ in range(calls):
     kwargs = {n: rng.choice(values) for n in names if rng.random() < 0.7}

@@ -156,7 +156,8 @@ def test_a_wrong_call_is_a_type_error_to_mypy(tmp_path):
 def test_hostile_arguments_raise_python_errors_never_crash(function, tmp_path):
     trace = tmp_path / "small.trace"
     cli("gen", "random", "--allocations", "300", "-o", trace)
+    arguments = ",".join(n for n, _, _ in binding_parameters(dict(public_functions())[function]))
     done = subprocess.run([sys.executable, "-W", "ignore", str(Path(__file__).with_name("hostile_calls.py")), function, "7", "300",
-                           str(trace)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                           str(trace), arguments], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, f"the interpreter ended with {done.returncode}: {done.stderr[-2000:]}"
     assert done.stdout == "done\n", done.stdout[-3000:]
