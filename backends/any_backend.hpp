@@ -3,9 +3,9 @@
 // registry instantiate each composition once instead of once per backend.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/planned_segment.hpp"
-#include "engine/concepts.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
 
 #include <memory>
 #include <span>
@@ -47,41 +47,46 @@ class any_backend {
     backend_stats const& stats() const override { return impl.stats(); }
     std::uintptr_t next_address() const override
     {
-      if constexpr (requires { impl.next_address(); }) return impl.next_address();
+      if constexpr (backend_traits<B>::next_address) return impl.next_address();
       else return 0;
     }
     acquisition acquire_mapping(std::size_t n) override
     {
-      if constexpr (requires { impl.acquire_mapping(n); }) return impl.acquire_mapping(n);
+      if constexpr (backend_traits<B>::acquire_mapping) return impl.acquire_mapping(n);
       else return impl.acquire(n, impl.granularity());
     }
     acquisition reserve(std::size_t n, std::size_t alignment) override
     {
-      if constexpr (requires { impl.reserve(n, alignment); }) return impl.reserve(n, alignment);
+      if constexpr (backend_traits<B>::reserve) return impl.reserve(n, alignment);
       else return {};  // no address reservations: expandable pools cannot grow here
     }
     void follow(std::span<planned_segment const> plan) override
     {
-      if constexpr (requires { impl.follow(plan); }) impl.follow(plan);  // else real memory: its own addresses
+      if constexpr (backend_traits<B>::follow) impl.follow(plan);  // else real memory: its own addresses
     }
     acquisition acquire_at(std::uintptr_t address, std::size_t n) override
     {
-      if constexpr (requires { impl.acquire_at(address, n); }) return impl.acquire_at(address, n);
+      if constexpr (backend_traits<B>::acquire_at) return impl.acquire_at(address, n);
       else return {};
     }
     bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages) override
     {
-      if constexpr (requires { impl.map_alias(at, pages); }) return impl.map_alias(at, pages);
+      if constexpr (backend_traits<B>::map_alias) return impl.map_alias(at, pages);
       else return false;  // its memory cannot be mapped at a second address
     }
     void unmap_alias(std::uintptr_t at, std::size_t n) override
     {
-      if constexpr (requires { impl.unmap_alias(at, n); }) impl.unmap_alias(at, n);
+      if constexpr (backend_traits<B>::unmap_alias) impl.unmap_alias(at, n);
     }
     B impl;
   };
 
  public:
+  // Every optional member, each answering as the chosen backend would not where it has none.
+  static constexpr backend_hook hooks = backend_hook::next_address | backend_hook::acquire_mapping |
+                                        backend_hook::reserve | backend_hook::acquire_at | backend_hook::map_alias |
+                                        backend_hook::unmap_alias | backend_hook::follow;
+
   template <class B>
     requires(backend<B> && !std::is_same_v<std::remove_cvref_t<B>, any_backend>)
   explicit any_backend(B b) : impl_(std::make_unique<model<B>>(std::move(b)))

@@ -1,7 +1,7 @@
 // Counters every backend keeps, so that replays can report backend calls.
 #pragma once
 
-#include "engine/detail/bits.hpp"
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -12,8 +12,8 @@
 // the pool caches like the allocators it is compared with).
 #pragma once
 
-#include "backends/cuda_device.hpp"
-#include "backends/detail/cuda_block_backend.hpp"
+#include <fraglab/backends/cuda_device.hpp>
+#include <fraglab/backends/detail/cuda_block_backend.hpp>
 
 #include <cuda_runtime_api.h>
 

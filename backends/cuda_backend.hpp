@@ -6,8 +6,8 @@
 // last_error(); any other CUDA error throws cuda_error (detail/cuda_error.hpp).
 #pragma once
 
-#include "backends/cuda_device.hpp"
-#include "backends/detail/cuda_block_backend.hpp"
+#include <fraglab/backends/cuda_device.hpp>
+#include <fraglab/backends/detail/cuda_block_backend.hpp>
 
 #include <cuda_runtime_api.h>
 

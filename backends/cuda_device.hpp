@@ -6,7 +6,7 @@
 // may be given, and the smaller wins.
 #pragma once
 
-#include "backends/detail/cuda_error.hpp"
+#include <fraglab/backends/detail/cuda_error.hpp>
 
 #include <cuda_runtime_api.h>
 

@@ -4,7 +4,7 @@
 // nothing for host memory.
 #pragma once
 
-#include "backends/detail/cuda_block_backend.hpp"
+#include <fraglab/backends/detail/cuda_block_backend.hpp>
 
 #include <cuda_runtime_api.h>
 

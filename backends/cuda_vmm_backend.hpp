@@ -19,12 +19,13 @@
 // an alias still maps it lives on until the alias goes.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/cuda_device.hpp"
-#include "backends/detail/cuda_driver_api.hpp"
-#include "backends/detail/cuda_error.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/backends/cuda_device.hpp>
+#include <fraglab/backends/detail/cuda_driver_api.hpp>
+#include <fraglab/backends/detail/cuda_error.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cuda.h>
 
@@ -51,6 +52,10 @@ struct cuda_vmm_backend_params {
 
 class cuda_vmm_backend {
  public:
+  // Its optional members (engine/backend_traits.hpp).
+  static constexpr backend_hook hooks = backend_hook::next_address | backend_hook::reserve | backend_hook::acquire_at |
+                                        backend_hook::map_alias | backend_hook::unmap_alias;
+
   using params = cuda_vmm_backend_params;
 
   explicit cuda_vmm_backend(params p = {}) : s_(std::make_unique<state>())

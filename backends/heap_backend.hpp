@@ -15,10 +15,11 @@
 // Simulated: no memory is touched, addresses start at `base`.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/simulated_backend.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cstdint>
 #include <limits>
@@ -36,6 +37,9 @@ struct heap_backend_params {
 
 class heap_backend {
  public:
+  // Its optional members (engine/backend_traits.hpp).
+  static constexpr backend_hook hooks = backend_hook::next_address | backend_hook::acquire_mapping;
+
   using params = heap_backend_params;
 
   explicit heap_backend(params p = {})

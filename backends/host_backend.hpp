@@ -14,11 +14,12 @@
 // whichever is larger.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/detail/host_address_reservations.hpp"
-#include "backends/detail/host_region_arena.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/backends/detail/host_address_reservations.hpp>
+#include <fraglab/backends/detail/host_region_arena.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,6 +37,9 @@ struct host_backend_params {
 
 class host_backend {
  public:
+  // Its optional members (engine/backend_traits.hpp).
+  static constexpr backend_hook hooks = backend_hook::reserve | backend_hook::acquire_at;
+
   using params = host_backend_params;
 
   explicit host_backend(params p = {}) : p_(p)

@@ -7,9 +7,9 @@
 // after the backend accepted the release. Everything else passes through unchanged.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/planned_segment.hpp"
-#include "engine/concepts.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -40,38 +40,40 @@ class observed_backend {
   [[nodiscard]] backend_stats const& stats() const { return b_.stats(); }
 
   // The optional members, where the backend has them.
+  static constexpr backend_hook hooks = backend_traits<Backend>::declared;
+
   [[nodiscard]] std::uintptr_t next_address() const
-    requires requires(Backend const& b) { b.next_address(); }
+    requires backend_traits<Backend>::next_address
   {
     return b_.next_address();
   }
   acquisition acquire_mapping(std::size_t n)
-    requires requires(Backend& b) { b.acquire_mapping(n); }
+    requires backend_traits<Backend>::acquire_mapping
   {
     return b_.acquire_mapping(n);
   }
   acquisition reserve(std::size_t n, std::size_t alignment)
-    requires requires(Backend& b) { b.reserve(n, alignment); }
+    requires backend_traits<Backend>::reserve
   {
     return b_.reserve(n, alignment);
   }
   acquisition acquire_at(std::uintptr_t address, std::size_t n)
-    requires requires(Backend& b) { b.acquire_at(address, n); }
+    requires backend_traits<Backend>::acquire_at
   {
     return b_.acquire_at(address, n);
   }
   bool map_alias(std::uintptr_t at, std::span<std::uintptr_t const> pages)
-    requires requires(Backend& b) { b.map_alias(at, pages); }
+    requires backend_traits<Backend>::map_alias
   {
     return b_.map_alias(at, pages);
   }
   void unmap_alias(std::uintptr_t at, std::size_t n)
-    requires requires(Backend& b) { b.unmap_alias(at, n); }
+    requires backend_traits<Backend>::unmap_alias
   {
     b_.unmap_alias(at, n);
   }
   void follow(std::span<planned_segment const> plan)
-    requires requires(Backend& b) { b.follow(plan); }
+    requires backend_traits<Backend>::follow
   {
     b_.follow(plan);
   }

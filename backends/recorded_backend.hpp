@@ -6,9 +6,10 @@
 // verifying replay can report them instead of stopping.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +22,9 @@ namespace fraglab {
 
 class recorded_backend {
  public:
+  // Its optional members (engine/backend_traits.hpp).
+  static constexpr backend_hook hooks = backend_hook::reserve | backend_hook::acquire_at;
+
   struct expected_segment {
     std::uintptr_t address;
     std::size_t size;

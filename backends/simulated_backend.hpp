@@ -17,11 +17,11 @@
 // acquired pages a second time inside a reservation.
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/detail/address_range_set.hpp"
-#include "backends/planned_segment.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/backends/detail/address_range_set.hpp>
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cstdint>
 #include <iterator>
@@ -43,6 +43,10 @@ struct simulated_backend_params {
 
 class simulated_backend {
  public:
+  // Its optional members (engine/backend_traits.hpp).
+  static constexpr backend_hook hooks = backend_hook::next_address | backend_hook::reserve | backend_hook::acquire_at |
+                                        backend_hook::map_alias | backend_hook::unmap_alias | backend_hook::follow;
+
   using params = simulated_backend_params;
 
   explicit simulated_backend(params p = {}) : p_(p), top_(p.base)

@@ -1,6 +1,6 @@
-#include "benchmarks/alloc_patterns.hpp"
+#include <fraglab/benchmarks/alloc_patterns.hpp>
 
-#include "experiments/gen/rng.hpp"
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <algorithm>
 #include <stdexcept>

@@ -4,7 +4,7 @@
 // drawn from a fixed seed.
 #pragma once
 
-#include "experiments/trace/trace.hpp"
+#include <fraglab/runtime/trace/trace.hpp>
 
 #include <cstdint>
 #include <string>

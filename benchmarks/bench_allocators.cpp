@@ -1,5 +1,5 @@
 // The allocator benchmark suite (Google Benchmark): every subject runs through the replay
-// loop of `fraglab replay` (experiments/replay/replay.hpp), over events parsed beforehand.
+// loop of `fraglab replay` (experiments/runtime/replay/replay.hpp), over events parsed beforehand.
 //
 //   bench_allocators [--benchmark_* flags] [--policies P,P...] [--policy SPEC]... [--backend B]
 //                    [--free-by F] [--malloc] [--floor] [--cuda-baselines] [--patterns steady,lifo,shuffled] [--live 1000,...]
@@ -21,9 +21,9 @@
 // Counters: ns_per_op (allocator time per timed event), failed_allocs per pass. Each
 // subject runs one untimed warm-up pass first and then keeps its allocator warm, freeing
 // the blocks a pass leaves live outside the clock (pass_runner.hpp).
-#include "benchmarks/alloc_patterns.hpp"
-#include "benchmarks/subjects.hpp"
-#include "experiments/cli/options.hpp"
+#include <fraglab/benchmarks/alloc_patterns.hpp>
+#include <fraglab/benchmarks/subjects.hpp>
+#include <fraglab/cli/options.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/algorithm/string/split.hpp>

@@ -3,15 +3,16 @@
 // random live block and allocates a random size in its place: the steady state of a long
 // replay. O(log n) and O(1) indexes should stay flat; the address-ordered list is a scan by
 // definition, so it runs only up to 1e5.
-#include "backends/simulated_backend.hpp"
-#include "engine/allocator.hpp"
-#include "experiments/gen/rng.hpp"
-#include "policies/fits.hpp"
-#include "policies/indexes/address_ordered_tree_index.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/list_index.hpp"
-#include "policies/indexes/segregated_index.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/indexes/address_ordered_tree_index.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/indexes/list_index.hpp>
+#include <fraglab/policies/indexes/segregated_index.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -4,8 +4,8 @@
 // It touches no memory: the addresses are never dereferenced.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/results.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/results.hpp>
 
 #include <cstdint>
 

@@ -7,14 +7,14 @@
 // It replays TRACE once untimed to warm the allocator, exactly as the benchmarks do, then
 // once more with callgrind collecting, and prints the operations of that pass: its events
 // plus the frees of the blocks it left live. OUT's `totals:` line divided by `ops` is the
-// cost per operation. experiments/results/speed_table.py does both. --warm-passes 0 counts what a
+// cost per operation. experiments/scripts/reproduce/speed_table.py does both. --warm-passes 0 counts what a
 // fresh allocator pays; more than one counts a later pass, for a cost that settles only after
 // the second (a policy whose address map is still growing in the second pass). A policy's
 // blocks are freed by reference, as `fraglab replay` frees them; --free-by address frees them
 // as a program plugged in by pointer does, paying for the address map.
-#include "benchmarks/subjects.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/trace/input_error.hpp"
+#include <fraglab/benchmarks/subjects.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/runtime/io/input_error.hpp>
 
 #include <boost/program_options.hpp>
 #include <valgrind/callgrind.h>

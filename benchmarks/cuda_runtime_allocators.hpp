@@ -10,8 +10,8 @@
 // path that launches a training step's kernels.
 #pragma once
 
-#include "backends/detail/cuda_error.hpp"
-#include "engine/results.hpp"
+#include <fraglab/backends/detail/cuda_error.hpp>
+#include <fraglab/engine/results.hpp>
 
 #include <cuda_runtime_api.h>
 

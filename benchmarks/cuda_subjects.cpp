@@ -1,8 +1,8 @@
 // The subjects of the GPU benchmarks (built where the CUDA Toolkit is found).
-#include "backends/cuda_device.hpp"
-#include "benchmarks/cuda_runtime_allocators.hpp"
-#include "benchmarks/subjects.hpp"
-#include "experiments/replay/pass_runner_of.hpp"
+#include <fraglab/backends/cuda_device.hpp>
+#include <fraglab/benchmarks/cuda_runtime_allocators.hpp>
+#include <fraglab/benchmarks/subjects.hpp>
+#include <fraglab/runtime/replay/pass_runner_of.hpp>
 
 namespace fraglab::bench {
 

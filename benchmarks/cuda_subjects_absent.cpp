@@ -1,5 +1,5 @@
 // Built where the CUDA Toolkit was not found.
-#include "benchmarks/subjects.hpp"
+#include <fraglab/benchmarks/subjects.hpp>
 
 #include <stdexcept>
 

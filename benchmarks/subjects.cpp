@@ -1,10 +1,10 @@
-#include "benchmarks/subjects.hpp"
+#include <fraglab/benchmarks/subjects.hpp>
 
-#include "benchmarks/bump_allocator.hpp"
-#include "benchmarks/system_malloc.hpp"
-#include "experiments/registry/composition.hpp"
-#include "experiments/replay/pass_runner_of.hpp"
-#include "experiments/trace/read_trace.hpp"
+#include <fraglab/benchmarks/bump_allocator.hpp>
+#include <fraglab/benchmarks/system_malloc.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/replay/pass_runner_of.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 namespace fraglab::bench {
 

@@ -3,9 +3,9 @@
 // or CUDA's own allocators (cuda_runtime_allocators.hpp).
 #pragma once
 
-#include "experiments/replay/pass_runner.hpp"
-#include "experiments/replay/replay_result.hpp"
-#include "experiments/trace/trace.hpp"
+#include <fraglab/runtime/replay/pass_runner.hpp>
+#include <fraglab/runtime/replay/replay_result.hpp>
+#include <fraglab/runtime/trace/trace.hpp>
 
 #include <functional>
 #include <memory>

@@ -1,13 +1,13 @@
 // The process's own malloc behind the engine's allocate/deallocate interface, so that the
 // replay loop that drives a preset drives glibc, jemalloc, mimalloc or tcmalloc unchanged.
 // Which one serves is decided the way each is meant to be deployed under an unmodified
-// program, by LD_PRELOAD (experiments/results/speed_table.py sets it), and is read back from the
+// program, by LD_PRELOAD (experiments/scripts/reproduce/speed_table.py sets it), and is read back from the
 // symbol the dynamic linker resolved, so a benchmark is never labelled with an allocator
 // that did not run.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/results.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/results.hpp>
 
 #include <dlfcn.h>
 
@@ -48,7 +48,7 @@ inline std::string_view defining_file(char const* symbol)
 // "glibc", "jemalloc", "mimalloc", "tcmalloc", or the file name of whatever library
 // provides the malloc this process calls. Each of the three is known by a function of its
 // own API defined in the same file as malloc, not by the file's name: a copy under another
-// name (experiments/results/host_ratios.py --libdir) would otherwise be labelled what it is not.
+// name (experiments/scripts/reproduce/host_ratios.py --libdir) would otherwise be labelled what it is not.
 inline std::string serving_malloc()
 {
   std::string_view const file = defining_file("malloc");

@@ -28,25 +28,20 @@
 // check_invariants.hpp.
 #pragma once
 
-#include "engine/chunk.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
-#include "engine/detail/buddy.hpp"
-#include "engine/detail/chunk_list.hpp"
-#include "engine/detail/chunk_pool.hpp"
-#include "engine/detail/coalescing.hpp"
-#include "engine/detail/hot_cold.hpp"
-#include "engine/detail/live_address_map.hpp"
-#include "engine/part_traits.hpp"
-#include "engine/results.hpp"
-#include "engine/stats.hpp"
-#include "policies/coalesce_rules.hpp"
-#include "policies/fits.hpp"
-#include "policies/growth_rules.hpp"
-#include "policies/pool_rules.hpp"
-#include "policies/reclaim_rules.hpp"
-#include "policies/size_rules.hpp"
-#include "policies/split_rules.hpp"
+#include <fraglab/engine/backend_traits.hpp>
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/detail/buddy.hpp>
+#include <fraglab/engine/detail/chunk_list.hpp>
+#include <fraglab/engine/detail/chunk_pool.hpp>
+#include <fraglab/engine/detail/coalescing.hpp>
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/engine/detail/live_address_map.hpp>
+#include <fraglab/engine/part_interface.hpp>
+#include <fraglab/engine/part_traits.hpp>
+#include <fraglab/engine/results.hpp>
+#include <fraglab/engine/stats.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -60,21 +55,6 @@
 #include <vector>
 
 namespace fraglab {
-
-// A composition: the types of its parts. Numbers live in allocator::config.
-template <class Index, class Fit, class Split = threshold_split, class Coalesce = coalescing,
-          class Growth = growth_rule, class Size = quantum_size_rule, class Pools = stream_pool_rule,
-          class Reclaim = no_reclaim>
-struct policy {
-  using index = Index;
-  using fit = Fit;
-  using split = Split;
-  using coalesce = Coalesce;
-  using growth = Growth;
-  using size = Size;
-  using pools = Pools;
-  using reclaim = Reclaim;
-};
 
 template <class Policy, backend Backend>
 class allocator {
@@ -99,8 +79,9 @@ class allocator {
   using pool_part = pool_traits<typename Policy::pools, pool_key_type>;
   using size_part = size_traits<typename Policy::size>;
   using index_part = index_traits<index_type, chunk>;
+  using backend_part = backend_traits<Backend>;
   // Instantiated here, so that their checks of the declared hooks run for every composition.
-  static_assert(sizeof(pool_part) + sizeof(size_part) + sizeof(index_part) > 0);
+  static_assert(sizeof(pool_part) + sizeof(size_part) + sizeof(index_part) + sizeof(backend_part) > 0);
 
   struct config {
     typename index_spec::params index{};
@@ -740,7 +721,7 @@ class allocator {
 
 }  // namespace fraglab
 
-#include "engine/detail/check_invariants.hpp"
-#include "engine/detail/misuse.hpp"
-#include "engine/detail/regions.hpp"
-#include "engine/detail/restore_region.hpp"
+#include <fraglab/engine/detail/check_invariants.hpp>
+#include <fraglab/engine/detail/misuse.hpp>
+#include <fraglab/engine/detail/regions.hpp>
+#include <fraglab/engine/detail/restore_region.hpp>

@@ -22,6 +22,13 @@ struct acquisition {
   [[nodiscard]] std::uintptr_t end() const noexcept { return base + size; }
 };
 
+// A segment a recording shows an allocator obtaining: where and how large. A backend that
+// follows such a plan (simulated_backend::follow) hands out the recorded addresses.
+struct planned_segment {
+  std::uintptr_t address;
+  std::size_t size;
+};
+
 template <class B>
 concept backend = requires(B b, B const cb, std::size_t n, std::uintptr_t a) {
   { b.acquire(n, n) } -> std::same_as<acquisition>;

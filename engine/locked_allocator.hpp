@@ -3,8 +3,8 @@
 // deterministic; this wrapper is the only place that knows about threads.
 #pragma once
 
-#include "engine/results.hpp"
-#include "engine/stats.hpp"
+#include <fraglab/engine/results.hpp>
+#include <fraglab/engine/stats.hpp>
 
 #include <cstdint>
 #include <mutex>

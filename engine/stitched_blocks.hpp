@@ -19,7 +19,7 @@
 // handed out, at its free), and when a garbage collection drops every block not in use.
 #pragma once
 
-#include "engine/chunk.hpp"
+#include <fraglab/engine/chunk.hpp>
 
 #include <algorithm>
 #include <cstddef>

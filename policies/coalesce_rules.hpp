@@ -16,7 +16,8 @@
 // adjacent ones where the backend allows merging.
 #pragma once
 
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/part_interface.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <array>
 #include <cstdint>
@@ -24,10 +25,6 @@
 #include <tuple>
 
 namespace fraglab {
-
-enum class coalesce_mode : std::uint8_t { immediate, deferred, never, buddy };
-
-inline constexpr std::array<std::string_view, 4> coalesce_mode_names{"immediate", "deferred", "never", "buddy"};
 
 // The mode as a runtime parameter: compositions take it from `--set coalesce=...`.
 struct coalescing {
@@ -50,7 +47,5 @@ template <coalesce_mode M>
 struct fixed_coalescing {
   static constexpr coalesce_mode mode = M;
 };
-
-constexpr std::string_view to_string(coalesce_mode m) noexcept { return coalesce_mode_names[static_cast<std::size_t>(m)]; }
 
 }  // namespace fraglab

@@ -1,5 +1,5 @@
 // Every (index, fit) composition fraglab builds, in one place: the registry compiles each
-// (experiments/registry/instantiate_*.cpp: `fraglab replay -p compose:index=I,fit=F`, the
+// (experiments/runtime/registry/instantiate_*.cpp: `fraglab replay -p compose:index=I,fit=F`, the
 // named compositions, `fraglab policies`), and the typed suites run the conformance contract
 // and the randomized invariants on each (tests/support/compositions.hpp). A new index or fit
 // is composed by adding its pairs here, to the list its index belongs to.
@@ -8,14 +8,15 @@
 // them side by side.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "policies/fits.hpp"
-#include "policies/indexes/address_ordered_tree_index.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/fine_bins_index.hpp"
-#include "policies/indexes/list_index.hpp"
-#include "policies/indexes/segregated_index.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/indexes/address_ordered_tree_index.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/indexes/fine_bins_index.hpp>
+#include <fraglab/policies/indexes/list_index.hpp>
+#include <fraglab/policies/indexes/segregated_index.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy.hpp>
 
 namespace fraglab {
 

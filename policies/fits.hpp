@@ -13,6 +13,8 @@
 // | good  | any chunk of the first size class whose every chunk fits      | seglist (TLSF)         |
 #pragma once
 
+#include <fraglab/engine/part_interface.hpp>
+
 #include <cstddef>
 #include <string_view>
 
@@ -71,17 +73,5 @@ struct good_fit {
     return ix.good_fit_size(n);
   }
 };
-
-// The smallest chunk size `select(ix, n)` is sure to find: n for every exact-fit rule, the
-// next class boundary for good fit. Growth supplies at least this much.
-template <class Fit, class Ix>
-std::size_t findable_size(Ix const& ix, std::size_t n)
-{
-  if constexpr (requires { Fit::findable_size(ix, n); }) return Fit::findable_size(ix, n);
-  else return n;
-}
-
-template <class Index, class Fit>
-concept serves = requires(Index& ix, std::size_t n) { Fit::select(ix, n); };
 
 }  // namespace fraglab

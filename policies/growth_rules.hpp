@@ -21,9 +21,10 @@
 // started_backpedal_).
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/results.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/part_interface.hpp>
+#include <fraglab/engine/results.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <algorithm>
 #include <array>
@@ -43,19 +44,6 @@ enum class growth_kind : std::uint8_t { fixed, doubling, exact, segments, propor
 inline constexpr std::array<std::string_view, 5> growth_kind_names{"fixed", "doubling", "exact", "segments", "proportional"};
 
 constexpr std::string_view to_string(growth_kind k) noexcept { return growth_kind_names[static_cast<std::size_t>(k)]; }
-
-// What the engine knows when it must grow.
-struct growth_context {
-  std::size_t need;         // bytes the new region must supply (rounded, padded for alignment)
-  std::size_t acquired;     // bytes held from the backend now
-  std::size_t tail_free;    // free bytes at the end of the region new memory would merge with
-  std::size_t granularity;  // every acquisition a multiple of it: the backend's, or the granule if larger
-};
-
-struct growth_decision {
-  std::size_t bytes = 0;                    // 0: do not grow
-  alloc_status refusal = alloc_status::ok;  // why not, when bytes == 0
-};
 
 struct growth_rule {
   static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();

@@ -10,9 +10,9 @@
 // reused for another. Streams are then only tags.
 #pragma once
 
-#include "engine/chunk.hpp"
-#include "engine/part_traits.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/part_traits.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <cstddef>
 #include <cstdint>

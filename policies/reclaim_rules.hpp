@@ -17,21 +17,12 @@
 // address (release). Ages are the rule's business: the engine only stamps the clock.
 #pragma once
 
+#include <fraglab/engine/part_interface.hpp>
+
 #include <cstddef>
 #include <cstdint>
 
 namespace fraglab {
-
-// A region without live blocks, as a reclaim rule sees it; PoolKey is the pool rule's
-// pool_key type.
-template <class PoolKey>
-struct free_region {
-  std::uintptr_t base;
-  std::size_t size;
-  PoolKey pool_key;
-  std::uint64_t since;  // the rule's clock() when its last live block was freed
-  bool whole;           // one free chunk covers it (PyTorch: the block is not split)
-};
 
 // The default: nothing beyond the growth rule.
 struct no_reclaim {};

@@ -12,7 +12,7 @@
 // order of the values, false before true). Its default is the member's initializer, and only
 // that: the registry renders a default-constructed rule for the table `fraglab policies
 // --keys` prints, reads `--set` values into the members, and renders a preset's rule back as
-// the values that build it (experiments/params/rule_parameters.hpp).
+// the values that build it (experiments/runtime/params/rule_parameters.hpp).
 #pragma once
 
 #include <span>

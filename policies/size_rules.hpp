@@ -13,9 +13,9 @@
 // whose allocator has neither (TF's BFC): two tests fewer on every allocation.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/part_traits.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/part_traits.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <array>
 #include <bit>

@@ -15,7 +15,7 @@
 // | PyTorch large pool                     | min_remainder = 1 MiB + 1, max_split_size            |
 #pragma once
 
-#include "policies/rule_parameter.hpp"
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <array>
 #include <cstddef>

@@ -21,7 +21,7 @@
 //   s.overlaps(base, size)              bool: some range shares a byte with it
 #pragma once
 
-#include "engine/detail/bits.hpp"
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -15,11 +15,11 @@
 // | s.device()               | int         | the device made current around every call (-1: none) |
 #pragma once
 
-#include "backends/backend_stats.hpp"
-#include "backends/cuda_device.hpp"
-#include "backends/detail/cuda_error.hpp"
-#include "engine/concepts.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/backend_stats.hpp>
+#include <fraglab/backends/cuda_device.hpp>
+#include <fraglab/backends/detail/cuda_error.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <cstdint>
 #include <limits>

@@ -5,7 +5,7 @@
 // that tests can skip on, instead of the dynamic linker refusing to load the program.
 #pragma once
 
-#include "backends/detail/cuda_error.hpp"
+#include <fraglab/backends/detail/cuda_error.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>

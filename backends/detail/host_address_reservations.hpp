@@ -14,8 +14,8 @@
 // outside its mapped pages faults, as it would on the device.
 #pragma once
 
-#include "backends/detail/address_range_set.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/detail/address_range_set.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>

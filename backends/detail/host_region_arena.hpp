@@ -35,9 +35,9 @@
 // regions' order, and so no decision.
 #pragma once
 
-#include "backends/detail/address_range_set.hpp"
-#include "backends/detail/host_address_reservations.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/backends/detail/address_range_set.hpp>
+#include <fraglab/backends/detail/host_address_reservations.hpp>
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <sys/mman.h>
 

@@ -20,8 +20,8 @@
 // table (flat_hash_map, 50 more instructions per operation) bought nothing.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/detail/hot_cold.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/detail/hot_cold.hpp>
 
 #include <array>
 #include <bit>

@@ -21,8 +21,8 @@
 // in five miss the nursery (docs/performance.md, "The address map").
 #pragma once
 
-#include "engine/detail/hot_cold.hpp"
-#include "engine/detail/lazy_zero_array.hpp"
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/engine/detail/lazy_zero_array.hpp>
 
 #include <array>
 #include <bit>

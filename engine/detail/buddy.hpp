@@ -8,7 +8,7 @@
 // are never merged with each other, so offsets keep their meaning.
 #pragma once
 
-#include "engine/detail/chunk_list.hpp"
+#include <fraglab/engine/detail/chunk_list.hpp>
 
 #include <algorithm>
 #include <bit>

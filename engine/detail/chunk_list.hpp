@@ -8,7 +8,7 @@
 // ends.
 #pragma once
 
-#include "engine/detail/chunk_pool.hpp"
+#include <fraglab/engine/detail/chunk_pool.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -18,7 +18,7 @@
 // ahead is prefetched for writing (docs/performance.md, "Chunk records").
 #pragma once
 
-#include "engine/detail/hot_cold.hpp"
+#include <fraglab/engine/detail/hot_cold.hpp>
 
 #include <boost/pool/pool.hpp>
 

@@ -8,8 +8,8 @@
 // so that most merges relink no node (docs/performance.md, "Chunk records").
 #pragma once
 
-#include "engine/concepts.hpp"
-#include "engine/detail/chunk_list.hpp"
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/chunk_list.hpp>
 
 #include <cstddef>
 

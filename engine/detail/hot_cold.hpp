@@ -3,7 +3,7 @@
 // FRAGLAB_HOT: allocate, hand_out and deallocate inline everything they call (the index, the
 // size and split rules, the live map): about 10 calls per allocation and free, each with its
 // register saves, were about 55 instructions. A replay's timed loop inlines allocate and
-// deallocate in turn (inlined_call in experiments/replay/replay.hpp). Not in sanitized builds:
+// deallocate in turn (inlined_call in experiments/runtime/replay/replay.hpp). Not in sanitized builds:
 // there it doubles the compile time and buys nothing worth measuring.
 //
 // FRAGLAB_COLD: what runs on a miss, on misuse or once in a long while (a new pool, a

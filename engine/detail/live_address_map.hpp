@@ -27,10 +27,10 @@
 // afford.
 #pragma once
 
-#include "engine/detail/address_hash_table.hpp"
-#include "engine/detail/address_radix_tree.hpp"
-#include "engine/detail/bits.hpp"
-#include "engine/detail/hot_cold.hpp"
+#include <fraglab/engine/detail/address_hash_table.hpp>
+#include <fraglab/engine/detail/address_radix_tree.hpp>
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/detail/hot_cold.hpp>
 
 #include <array>
 #include <cstdint>

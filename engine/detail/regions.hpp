@@ -116,7 +116,7 @@ template <class Policy, backend Backend>
 inline auto allocator<Policy, Backend>::map_dedicated(std::size_t bytes) -> chunk*
 {
   acquisition a;
-  if constexpr (requires { backend_.acquire_mapping(bytes); }) a = backend_.acquire_mapping(bytes);
+  if constexpr (backend_traits<Backend>::acquire_mapping) a = backend_.acquire_mapping(bytes);
   else a = backend_.acquire(bytes, cfg_.size.granule());
   if (!a) return nullptr;
   if (dedicated_pool_ == no_pool) {
@@ -156,7 +156,7 @@ inline auto allocator<Policy, Backend>::merge_candidate(std::uint32_t pool) cons
 {
   if (!backend_.supports_merging() || buddy()) return nullptr;
   std::uintptr_t next = 0;
-  if constexpr (requires { backend_.next_address(); }) next = backend_.next_address();
+  if constexpr (backend_traits<Backend>::next_address) next = backend_.next_address();
   for (region* r : regions_)
     if (r->pool == pool && next != 0 && r->end() == next) return r;
   return nullptr;

@@ -1,28 +1,28 @@
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/shard_option.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/shard_option.hpp>
 
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/progress_meter.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/params/param_set.hpp"
-#include "experiments/plan/offline_gap.hpp"
-#include "experiments/params/units.hpp"
-#include "experiments/registry/composition.hpp"
-#include "experiments/params/list_items.hpp"
-#include "experiments/registry/policy_spec.hpp"
-#include "experiments/replay/drive.hpp"
-#include "experiments/replay/run_cells.hpp"
-#include "experiments/run/replay_cells.hpp"
-#include "experiments/run/verify_file.hpp"
-#include "experiments/replay/verify_snapshot.hpp"
-#include "experiments/trace/input_error.hpp"
-#include "experiments/trace/pytorch_snapshot.hpp"
-#include "experiments/trace/read_trace.hpp"
-#include "experiments/trace/write_trace.hpp"
+#include <fraglab/runtime/inspect/drive.hpp>
+#include <fraglab/runtime/inspect/verify_snapshot.hpp>
+#include <fraglab/runtime/io/input_error.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/io/progress_meter.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/params/list_items.hpp>
+#include <fraglab/runtime/params/param_set.hpp>
+#include <fraglab/runtime/params/units.hpp>
+#include <fraglab/runtime/plan/offline_gap.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/registry/policy_spec.hpp>
+#include <fraglab/runtime/replay/run_cells.hpp>
+#include <fraglab/runtime/run/replay_cells.hpp>
+#include <fraglab/runtime/run/verify_file.hpp>
+#include <fraglab/runtime/trace/pytorch_snapshot.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
+#include <fraglab/runtime/trace/write_trace.hpp>
 
-#include "policies/presets/pytorch_memory_stats.hpp"
-#include "policies/presets/tf_memory_dump.hpp"
+#include <fraglab/policies/presets/pytorch_memory_stats.hpp>
+#include <fraglab/policies/presets/tf_memory_dump.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -34,33 +34,6 @@
 #include <stdexcept>
 
 namespace fraglab::cli {
-
-std::vector<std::string> split_policy_list(std::vector<std::string> const& values)
-{
-  std::vector<std::string> specs;
-  for (std::string const& value : values) {
-    for (std::string_view const piece : list_items(value)) {
-      // `tlsf:sli=4,linear_limit=128`: a KEY=VALUE continues the settings of the spec before
-      // it; a piece with its own NAME: starts a spec.
-      bool const continues_settings = !specs.empty() && specs.back().find(':') != std::string::npos &&
-                                      piece.find('=') != std::string_view::npos && piece.find(':') == std::string_view::npos;
-      if (continues_settings) {
-        specs.back() += ',';
-        specs.back() += piece;
-        continue;
-      }
-      // `compose:index=tree,fit=best,quantum`: a key without its value, not a policy named quantum.
-      bool const key_without_value =
-          !specs.empty() && specs.back().find(':') != std::string::npos && piece.find_first_of("=:@") == std::string_view::npos &&
-          std::any_of(known_params().begin(), known_params().end(), [&](param_spec const& p) { return p.key == piece; });
-      if (key_without_value)
-        throw std::invalid_argument("-p: '" + std::string(piece) + "' after '" + specs.back() + "' is a parameter without its value: expected " +
-                                    std::string(piece) + "=VALUE");
-      if (!piece.empty()) specs.emplace_back(piece);
-    }
-  }
-  return specs;
-}
 
 int policies(std::vector<std::string> const& args)
 {

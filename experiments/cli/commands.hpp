@@ -34,8 +34,5 @@ int trace_program(std::vector<std::string> const& args);
 int record_tf(std::vector<std::string> const& args);
 int completion(std::vector<std::string> const& args);
 
-// Splits -p values: commas separate policies, except that KEY=VALUE pieces after a spec
-// with settings (`NAME:KEY=VALUE`, `compose:...`) continue that spec.
-std::vector<std::string> split_policy_list(std::vector<std::string> const& values);
 
 }  // namespace fraglab::cli

@@ -3,7 +3,7 @@
 // `fraglab help`, each command's options from its `--help` (Boost.Program_options prints
 // every option it defines), policies from `fraglab policies --names` and parameter keys from
 // `fraglab policies --keys`.
-#include "experiments/cli/commands.hpp"
+#include <fraglab/cli/commands.hpp>
 
 #include <iostream>
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // The commands by name: what `fraglab COMMAND ARGS...` runs, for the executable and for the
 // Python module's fraglab.run.
-#include "experiments/cli/commands.hpp"
-#include "experiments/params/closest_name.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/runtime/params/closest_name.hpp>
 
 #include <algorithm>
 #include <iostream>

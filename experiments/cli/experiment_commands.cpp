@@ -1,20 +1,20 @@
 // fraglab info, sweep, capacity and merge: the commands that run many cells of an experiment.
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/shard_option.hpp"
-#include "experiments/output/csv.hpp"
-#include "experiments/output/progress_meter.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/params/list_items.hpp"
-#include "experiments/plan/offline_gap.hpp"
-#include "experiments/replay/run_cells.hpp"
-#include "experiments/run/min_capacity.hpp"
-#include "experiments/run/trace_statistics.hpp"
-#include "experiments/run/sweep_grid.hpp"
-#include "experiments/trace/event_batches.hpp"
-#include "experiments/trace/input_error.hpp"
-#include "experiments/trace/input_file.hpp"
-#include "experiments/trace/read_trace.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/shard_option.hpp>
+#include <fraglab/runtime/io/csv.hpp>
+#include <fraglab/runtime/io/input_error.hpp>
+#include <fraglab/runtime/io/input_file.hpp>
+#include <fraglab/runtime/io/progress_meter.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/params/list_items.hpp>
+#include <fraglab/runtime/plan/offline_gap.hpp>
+#include <fraglab/runtime/replay/run_cells.hpp>
+#include <fraglab/runtime/run/min_capacity.hpp>
+#include <fraglab/runtime/run/sweep_grid.hpp>
+#include <fraglab/runtime/run/trace_statistics.hpp>
+#include <fraglab/runtime/trace/event_batches.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -1,16 +1,16 @@
-// fraglab explain: why a recorded PyTorch program ran out of memory (experiments/run/explain.hpp).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/provenance.hpp"
-#include "experiments/cli/view_page.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/output/svg_chart.hpp"
-#include "experiments/registry/composition.hpp"
-#include "experiments/replay/view_data.hpp"
-#include "experiments/run/explain.hpp"
-#include "experiments/run/run_inputs.hpp"
-#include "experiments/trace/read_trace.hpp"
+// fraglab explain: why a recorded PyTorch program ran out of memory (experiments/runtime/run/explain.hpp).
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/provenance.hpp>
+#include <fraglab/cli/view_page.hpp>
+#include <fraglab/runtime/inspect/view_data.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/output/svg_chart.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/run/explain.hpp>
+#include <fraglab/runtime/run/run_inputs.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <algorithm>
 #include <iostream>

@@ -1,11 +1,11 @@
 // fraglab export: a policy's replay of a trace as a PyTorch memory snapshot, for PyTorch's
-// viewers (experiments/replay/export_snapshot.hpp).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/registry/policy_spec.hpp"
-#include "experiments/replay/export_snapshot.hpp"
-#include "experiments/trace/read_trace.hpp"
+// viewers (experiments/runtime/inspect/export_snapshot.hpp).
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/runtime/inspect/export_snapshot.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/registry/policy_spec.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <iostream>
 #include <stdexcept>

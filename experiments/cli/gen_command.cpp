@@ -2,13 +2,13 @@
 // and turning them into the generator's parameters. Options are strings checked here, so
 // that a bad value is reported against its option, and the command that made a trace can
 // be written into it with every value spelled out.
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
 
-#include "experiments/gen/llm_serving.hpp"
-#include "experiments/gen/phases_and_random.hpp"
-#include "experiments/gen/transformer_training.hpp"
-#include "experiments/trace/write_trace.hpp"
+#include <fraglab/runtime/gen/llm_serving.hpp>
+#include <fraglab/runtime/gen/phases_and_random.hpp>
+#include <fraglab/runtime/gen/transformer_training.hpp>
+#include <fraglab/runtime/trace/write_trace.hpp>
 
 #include <boost/program_options.hpp>
 

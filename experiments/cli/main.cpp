@@ -1,7 +1,7 @@
 // fraglab: replay allocation traces under swappable allocator policies.
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/trace/input_error.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/runtime/io/input_error.hpp>
 #include "version.hpp"
 
 #include <boost/program_options/errors.hpp>

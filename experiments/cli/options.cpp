@@ -1,16 +1,15 @@
-#include "experiments/cli/options.hpp"
+#include <fraglab/cli/options.hpp>
 
-#include "experiments/cli/commands.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/output/table_view.hpp"
-#include "experiments/params/closest_name.hpp"
-#include "experiments/params/units.hpp"
-#include "experiments/params/list_items.hpp"
-#include "experiments/registry/policy_spec.hpp"
-#include "experiments/trace/event_batches.hpp"
-#include "experiments/trace/input_error.hpp"
-#include "experiments/trace/read_trace.hpp"
+#include <fraglab/runtime/io/input_error.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/output/table_view.hpp>
+#include <fraglab/runtime/params/closest_name.hpp>
+#include <fraglab/runtime/params/list_items.hpp>
+#include <fraglab/runtime/params/units.hpp>
+#include <fraglab/runtime/registry/policy_spec.hpp>
+#include <fraglab/runtime/trace/event_batches.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <algorithm>
 #include <atomic>

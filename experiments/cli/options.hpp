@@ -1,14 +1,14 @@
 // Command-line pieces the fraglab subcommands share (Boost.Program_options).
 #pragma once
 
-#include "experiments/output/results_format.hpp"
-#include "experiments/output/table_view.hpp"
-#include "experiments/params/param_set.hpp"
-#include "experiments/registry/composition.hpp"
-#include "experiments/replay/replay_result.hpp"
-#include "experiments/run/run_inputs.hpp"
-#include "experiments/trace/read_trace.hpp"
-#include "experiments/trace/trace.hpp"
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/output/table_view.hpp>
+#include <fraglab/runtime/params/param_set.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/replay/replay_result.hpp>
+#include <fraglab/runtime/run/run_inputs.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
+#include <fraglab/runtime/trace/trace.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -72,7 +72,7 @@ std::uint64_t count_option(std::string const& name, std::string const& text, std
 double seconds_option(std::string const& name, std::string const& text);
 
 // --offline and --offline-time-limit S: the gap of every cell to the offline planner's best
-// placement of its trace (experiments/plan/offline_gap.hpp); nothing unless --offline.
+// placement of its trace (experiments/runtime/plan/offline_gap.hpp); nothing unless --offline.
 void add_offline_options(po::options_description& desc);
 std::optional<double> offline_option(po::variables_map const& vm);
 

@@ -1,14 +1,14 @@
 // fraglab plan: the best offline placement of every buffer of a trace or a MiniMalloc CSV,
 // with its proven lower bound (policies/offline/planner.hpp, docs/offline.md).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/plan/offline_problem.hpp"
-#include "experiments/plan/plan_table.hpp"
-#include "experiments/replay/run_cells.hpp"
-#include "experiments/trace/read_trace.hpp"
-#include "policies/offline/planner.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/policies/offline/planner.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/plan/offline_problem.hpp>
+#include <fraglab/runtime/plan/plan_table.hpp>
+#include <fraglab/runtime/replay/run_cells.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <iostream>
 #include <stdexcept>

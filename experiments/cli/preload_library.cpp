@@ -1,6 +1,6 @@
-#include "experiments/cli/preload_library.hpp"
+#include <fraglab/cli/preload_library.hpp>
 
-#include "experiments/output/write_fully.hpp"
+#include <fraglab/runtime/io/write_fully.hpp>
 
 #include <unistd.h>
 

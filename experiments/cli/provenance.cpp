@@ -1,4 +1,4 @@
-#include "experiments/cli/provenance.hpp"
+#include <fraglab/cli/provenance.hpp>
 
 #include "version.hpp"
 

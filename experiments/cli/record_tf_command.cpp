@@ -1,11 +1,11 @@
 // fraglab record-tf -- PROGRAM ARGS: runs an unmodified TensorFlow (or JAX) program with its
 // BFC allocator's log switched on, and writes that log, zstd-compressed, for verify, replay
-// and the rest (docs/tensorflow.md; the log's lines: experiments/trace/tf_bfc_log.hpp).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/preload_library.hpp"
+// and the rest (docs/tensorflow.md; the log's lines: experiments/runtime/trace/tf_bfc_log.hpp).
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/preload_library.hpp>
 
-#include "experiments/output/output_file.hpp"
+#include <fraglab/runtime/io/output_file.hpp>
 
 #include <boost/program_options.hpp>
 #include <zstd.h>

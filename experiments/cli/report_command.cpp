@@ -1,16 +1,16 @@
 // fraglab report: the comparison a paper's section needs, in one command: what the traces
 // hold, the readable table with its legend, and per trace the footprint over time, frag4 and
 // the least capacity of every policy, with the command, commit, machine and date that made it.
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/provenance.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/output/svg_chart.hpp"
-#include "experiments/output/table_view.hpp"
-#include "experiments/run/min_capacity.hpp"
-#include "experiments/run/replay_cells.hpp"
-#include "experiments/run/trace_statistics.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/provenance.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/output/svg_chart.hpp>
+#include <fraglab/runtime/output/table_view.hpp>
+#include <fraglab/runtime/run/min_capacity.hpp>
+#include <fraglab/runtime/run/replay_cells.hpp>
+#include <fraglab/runtime/run/trace_statistics.hpp>
 #include <fstream>
 #include <iostream>
 #include <map>

@@ -1,6 +1,6 @@
-#include "experiments/cli/shard_option.hpp"
+#include <fraglab/cli/shard_option.hpp>
 
-#include "experiments/trace/input_error.hpp"
+#include <fraglab/runtime/io/input_error.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -31,7 +31,7 @@ shard slurm_array_shard()
     throw std::invalid_argument(std::string("--shard slurm: SLURM_ARRAY_TASK_ID is not set: ") +
                                 (job != nullptr ? "Slurm job " + std::string(job) + " is not an array job"
                                                 : std::string("this is not a Slurm job")) +
-                                "; submit it with sbatch --array=0-N (experiments/cluster/submit.sh does), or give --shard I/N");
+                                "; submit it with sbatch --array=0-N (experiments/scripts/cluster/submit.sh does), or give --shard I/N");
   }
   auto const read = [](char const* name, bool required) -> std::optional<std::size_t> {
     char const* const text = std::getenv(name);

@@ -3,7 +3,7 @@
 // of parts is one whole run (docs/cluster.md).
 #pragma once
 
-#include "experiments/cli/options.hpp"
+#include <fraglab/cli/options.hpp>
 
 #include <cstddef>
 #include <optional>

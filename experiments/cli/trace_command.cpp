@@ -1,10 +1,10 @@
 // fraglab trace -- PROGRAM ARGS: runs PROGRAM with the malloc tracer preloaded and reports
 // the trace files its processes wrote (one per process, named PROGRAM.PID.fbin).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/preload_library.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/preload_library.hpp>
 
-#include "experiments/trace/read_trace.hpp"
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <boost/program_options.hpp>
 

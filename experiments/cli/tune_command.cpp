@@ -1,9 +1,9 @@
 // fraglab tune: which PYTORCH_CUDA_ALLOC_CONF serves a recorded program best
-// (experiments/run/tune.hpp).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/run/tune.hpp"
-#include "experiments/trace/read_trace.hpp"
+// (experiments/runtime/run/tune.hpp).
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/runtime/run/tune.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <iostream>
 #include <thread>

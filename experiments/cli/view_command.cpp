@@ -1,13 +1,13 @@
 // fraglab view: an interactive memory map of a trace under one or more policies, as one HTML
-// file (experiments/replay/view_data.hpp, experiments/cli/view_page.hpp).
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
-#include "experiments/cli/provenance.hpp"
-#include "experiments/cli/view_page.hpp"
-#include "experiments/output/output_file.hpp"
-#include "experiments/params/list_items.hpp"
-#include "experiments/replay/view_data.hpp"
-#include "experiments/trace/read_trace.hpp"
+// file (experiments/runtime/inspect/view_data.hpp, experiments/cli/view_page.hpp).
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
+#include <fraglab/cli/provenance.hpp>
+#include <fraglab/cli/view_page.hpp>
+#include <fraglab/runtime/inspect/view_data.hpp>
+#include <fraglab/runtime/io/output_file.hpp>
+#include <fraglab/runtime/params/list_items.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
 
 #include <iostream>
 #include <stdexcept>

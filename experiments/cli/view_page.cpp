@@ -1,6 +1,6 @@
-#include "experiments/cli/view_page.hpp"
+#include <fraglab/cli/view_page.hpp>
 
-#include "experiments/output/svg_chart.hpp"
+#include <fraglab/runtime/output/svg_chart.hpp>
 
 namespace fraglab::cli {
 namespace {

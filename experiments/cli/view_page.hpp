@@ -1,5 +1,5 @@
 // The page of `fraglab view`: one HTML file, its style and script inline, that reads the data
-// (experiments/replay/view_data.hpp) from a JSON element and draws, for each policy side by
+// (experiments/runtime/inspect/view_data.hpp) from a JSON element and draws, for each policy side by
 // side on one time axis, its bytes over time, its address space over time and its state at
 // the event the slider points at. It fetches nothing.
 #pragma once

@@ -2,9 +2,9 @@
 // and what they share: the lock released while C++ runs, and tables as DataFrames.
 #pragma once
 
-#include "experiments/run/results_table.hpp"
-#include "experiments/trace/read_trace.hpp"
-#include "experiments/trace/trace.hpp"
+#include <fraglab/runtime/run/results_table.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
+#include <fraglab/runtime/trace/trace.hpp>
 
 #include <pybind11/pybind11.h>
 

@@ -1,9 +1,9 @@
 // fraglab.run(["replay", ...]): any command of the command line, in this process, its table
 // returned rather than written: what the results scripts run.
-#include "experiments/python/bindings.hpp"
+#include <fraglab/python/bindings.hpp>
 
-#include "experiments/cli/commands.hpp"
-#include "experiments/cli/options.hpp"
+#include <fraglab/cli/commands.hpp>
+#include <fraglab/cli/options.hpp>
 
 #include <boost/program_options/errors.hpp>
 #include <pybind11/stl.h>

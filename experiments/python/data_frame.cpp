@@ -1,6 +1,6 @@
 // Tables as DataFrames: the cells are the command line's text (results_format.hpp), so a
 // column read here holds exactly what `--format csv` writes, typed once for the whole column.
-#include "experiments/python/bindings.hpp"
+#include <fraglab/python/bindings.hpp>
 
 #include <pybind11/numpy.h>
 

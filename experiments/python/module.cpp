@@ -1,10 +1,10 @@
 // The Python module `fraglab` (docs/python.md): traces read from any format or made from numpy
 // arrays, and the command line's runs on them, returned as pandas DataFrames. Every check and
-// every number comes from the code the command line runs (experiments/run/).
-#include "experiments/python/bindings.hpp"
+// every number comes from the code the command line runs (experiments/runtime/run/).
+#include <fraglab/python/bindings.hpp>
 
 #include "version.hpp"
-#include "experiments/trace/input_error.hpp"
+#include <fraglab/runtime/io/input_error.hpp>
 
 PYBIND11_MODULE(_core, m)
 {

@@ -1,9 +1,9 @@
 // fraglab.policies(), policy(NAME) and parameters(): what `fraglab policies` prints, as data.
-#include "experiments/python/bindings.hpp"
+#include <fraglab/python/bindings.hpp>
 
-#include "experiments/params/param_set.hpp"
-#include "experiments/registry/composition.hpp"
-#include "experiments/registry/policy_spec.hpp"
+#include <fraglab/runtime/params/param_set.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/registry/policy_spec.hpp>
 
 #include <pybind11/stl.h>
 

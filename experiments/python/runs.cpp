@@ -1,20 +1,20 @@
 // fraglab.replay, sweep, capacity, info, verify and plan: the command line's runs, checked
-// and computed by the same code (experiments/run/), returned as DataFrames.
-#include "experiments/python/bindings.hpp"
+// and computed by the same code (experiments/runtime/run/), returned as DataFrames.
+#include <fraglab/python/bindings.hpp>
 
-#include "experiments/cli/commands.hpp"
-#include "experiments/output/results_format.hpp"
-#include "experiments/params/list_items.hpp"
-#include "experiments/params/units.hpp"
-#include "experiments/plan/offline_problem.hpp"
-#include "experiments/plan/plan_table.hpp"
-#include "experiments/replay/run_cells.hpp"
-#include "experiments/run/min_capacity.hpp"
-#include "experiments/run/replay_cells.hpp"
-#include "experiments/run/sweep_grid.hpp"
-#include "experiments/run/trace_statistics.hpp"
-#include "experiments/run/tune.hpp"
-#include "experiments/run/verify_file.hpp"
+#include <fraglab/runtime/output/results_format.hpp>
+#include <fraglab/runtime/params/list_items.hpp>
+#include <fraglab/runtime/params/units.hpp>
+#include <fraglab/runtime/plan/offline_problem.hpp>
+#include <fraglab/runtime/plan/plan_table.hpp>
+#include <fraglab/runtime/registry/policy_spec.hpp>
+#include <fraglab/runtime/replay/run_cells.hpp>
+#include <fraglab/runtime/run/min_capacity.hpp>
+#include <fraglab/runtime/run/replay_cells.hpp>
+#include <fraglab/runtime/run/sweep_grid.hpp>
+#include <fraglab/runtime/run/trace_statistics.hpp>
+#include <fraglab/runtime/run/tune.hpp>
+#include <fraglab/runtime/run/verify_file.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -39,7 +39,7 @@ std::vector<std::string> policy_list(py::handle policies)
   if (py::isinstance<py::str>(policies)) given.push_back(policies.cast<std::string>());
   else
     for (py::handle p : py::iter(policies)) given.push_back(py::str(p));
-  std::vector<std::string> specs = cli::split_policy_list(given);
+  std::vector<std::string> specs = split_policy_list(given);
   check_policy_specs(specs);
   return specs;
 }

@@ -1,11 +1,11 @@
 // fraglab.Trace: a trace read from any format the command line reads, or made from numpy
 // arrays; the events stay in C++ (docs/python.md, "Traces").
-#include "experiments/python/bindings.hpp"
+#include <fraglab/python/bindings.hpp>
 
-#include "experiments/params/units.hpp"
-#include "experiments/trace/event_batches.hpp"
-#include "experiments/trace/read_trace.hpp"
-#include "experiments/trace/write_trace.hpp"
+#include <fraglab/runtime/params/units.hpp>
+#include <fraglab/runtime/trace/event_batches.hpp>
+#include <fraglab/runtime/trace/read_trace.hpp>
+#include <fraglab/runtime/trace/write_trace.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>

@@ -24,8 +24,8 @@
 // header's recorded failures. realloc that moves the block is recorded as the new
 // allocation followed by the free of the old one (both live while the data is copied);
 // in place, as the free followed by the allocation.
-#include "experiments/tracer/detail/pointer_table.hpp"
-#include "experiments/tracer/detail/trace_file.hpp"
+#include <fraglab/tracer/detail/pointer_table.hpp>
+#include <fraglab/tracer/detail/trace_file.hpp>
 
 #include <dlfcn.h>
 #include <errno.h>

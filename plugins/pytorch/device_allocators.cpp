@@ -1,4 +1,4 @@
-#include "plugins/pytorch/device_allocators.hpp"
+#include <fraglab/plugins/pytorch/device_allocators.hpp>
 
 #include <cstdio>
 #include <exception>

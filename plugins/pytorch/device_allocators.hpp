@@ -4,8 +4,8 @@
 // and TF's BFC and PyTorch's caching allocator guard theirs with one mutex the same way.
 #pragma once
 
-#include "experiments/registry/composition.hpp"
-#include "plugins/pytorch/plugin_config.hpp"
+#include <fraglab/plugins/pytorch/plugin_config.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 
 #include <array>
 #include <atomic>

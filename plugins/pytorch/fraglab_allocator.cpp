@@ -15,8 +15,8 @@
 // Extra entry points for tests and tools: fraglab_report() (what FRAGLAB_STATS=1 prints at
 // exit), fraglab_check_invariants(), fraglab_last_error(); each returns a string owned by
 // the library, valid until the next call of the same function.
-#include "plugins/pytorch/device_allocators.hpp"
-#include "plugins/pytorch/plugin_config.hpp"
+#include <fraglab/plugins/pytorch/device_allocators.hpp>
+#include <fraglab/plugins/pytorch/plugin_config.hpp>
 
 #include <sys/types.h>
 

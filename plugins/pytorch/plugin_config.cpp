@@ -1,7 +1,7 @@
-#include "plugins/pytorch/plugin_config.hpp"
+#include <fraglab/plugins/pytorch/plugin_config.hpp>
 
-#include "experiments/params/units.hpp"
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/params/units.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 
 #include <cstdlib>
 #include <stdexcept>

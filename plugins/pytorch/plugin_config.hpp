@@ -11,7 +11,7 @@
 // | FRAGLAB_STATS     | 0                | 1: print each device's statistics to stderr at exit       |
 #pragma once
 
-#include "experiments/params/param_set.hpp"
+#include <fraglab/runtime/params/param_set.hpp>
 
 #include <cstddef>
 #include <functional>

@@ -30,7 +30,7 @@
 // TAOCP 2.5; Wilson et al. 1995 section 3.5).
 #pragma once
 
-#include "engine/detail/bits.hpp"
+#include <fraglab/engine/detail/bits.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -25,13 +25,13 @@
 // each would map too much memory.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/detail/hot_cold.hpp"
-#include "policies/indexes/detail/bin_bitmap.hpp"
-#include "policies/indexes/detail/bin_address_bitmaps.hpp"
-#include "policies/indexes/detail/bin_tree_only.hpp"
-#include "policies/indexes/size_address_order.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/policies/indexes/detail/bin_address_bitmaps.hpp>
+#include <fraglab/policies/indexes/detail/bin_bitmap.hpp>
+#include <fraglab/policies/indexes/detail/bin_tree_only.hpp>
+#include <fraglab/policies/indexes/size_address_order.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -43,9 +43,9 @@
 // kept warm all nine real traces stayed level, though perl runs 9% more instructions.
 #pragma once
 
-#include "engine/detail/hot_cold.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/detail/unit_address_set.hpp"
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/indexes/detail/unit_address_set.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -5,8 +5,8 @@
 // makes, a granule apart).
 #pragma once
 
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/fine_bins_index.hpp"
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/indexes/fine_bins_index.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -19,9 +19,9 @@
 // defaults.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "policies/indexes/detail/link_first.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/policies/indexes/detail/link_first.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/parent_from_member.hpp>
@@ -370,7 +370,7 @@ struct basic_segregated_index {
 
 using segregated_index = basic_segregated_index<runtime_list_mapping>;
 // TLSF's mapping, the tlsf preset's defaults, as constants: the registry builds seglist with
-// good fit on it whenever sli and linear_limit are these (experiments/registry).
+// good fit on it whenever sli and linear_limit are these (experiments/runtime/registry).
 using tlsf_list_mapping = fixed_list_mapping<5, 8>;
 using tlsf_segregated_index = basic_segregated_index<tlsf_list_mapping>;
 

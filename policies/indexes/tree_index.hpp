@@ -11,8 +11,8 @@
 // insert costs no descent. The order, and so every decision, is the same either way.
 #pragma once
 
-#include "policies/indexes/detail/least_size_front.hpp"
-#include "policies/indexes/size_address_order.hpp"
+#include <fraglab/policies/indexes/detail/least_size_front.hpp>
+#include <fraglab/policies/indexes/size_address_order.hpp>
 
 #include <cstdint>
 #include <stdexcept>

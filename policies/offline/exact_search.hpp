@@ -26,10 +26,10 @@
 // - Restarts: three rankings take turns under a node limit that doubles (run()).
 #pragma once
 
-#include "policies/offline/detail/sections.hpp"
-#include "policies/offline/detail/span_tree.hpp"
-#include "policies/offline/greedy.hpp"
-#include "policies/offline/problem.hpp"
+#include <fraglab/policies/offline/detail/sections.hpp>
+#include <fraglab/policies/offline/detail/span_tree.hpp>
+#include <fraglab/policies/offline/greedy.hpp>
+#include <fraglab/policies/offline/problem.hpp>
 
 #include <algorithm>
 #include <array>

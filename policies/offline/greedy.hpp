@@ -21,9 +21,9 @@
 // ordered ones gives up at the deadline.
 #pragma once
 
-#include "policies/offline/detail/sections.hpp"
-#include "policies/offline/detail/span_tree.hpp"
-#include "policies/offline/problem.hpp"
+#include <fraglab/policies/offline/detail/sections.hpp>
+#include <fraglab/policies/offline/detail/span_tree.hpp>
+#include <fraglab/policies/offline/problem.hpp>
 
 #include <algorithm>
 #include <chrono>

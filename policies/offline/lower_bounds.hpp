@@ -5,7 +5,7 @@
 // (planner.hpp).
 #pragma once
 
-#include "policies/offline/problem.hpp"
+#include <fraglab/policies/offline/problem.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -17,13 +17,13 @@
 // No placement is reported before placement_error (validate.hpp) accepted it.
 #pragma once
 
-#include "policies/offline/detail/sections.hpp"
-#include "policies/offline/exact_search.hpp"
-#include "policies/offline/greedy.hpp"
-#include "policies/offline/lower_bounds.hpp"
-#include "policies/offline/problem.hpp"
-#include "policies/offline/reorder_search.hpp"
-#include "policies/offline/validate.hpp"
+#include <fraglab/policies/offline/detail/sections.hpp>
+#include <fraglab/policies/offline/exact_search.hpp>
+#include <fraglab/policies/offline/greedy.hpp>
+#include <fraglab/policies/offline/lower_bounds.hpp>
+#include <fraglab/policies/offline/problem.hpp>
+#include <fraglab/policies/offline/reorder_search.hpp>
+#include <fraglab/policies/offline/validate.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -13,10 +13,10 @@
 // the search deterministic where a deadline does not.
 #pragma once
 
-#include "policies/offline/detail/sections.hpp"
-#include "policies/offline/greedy.hpp"
-#include "policies/offline/problem.hpp"
-#include "policies/offline/validate.hpp"
+#include <fraglab/policies/offline/detail/sections.hpp>
+#include <fraglab/policies/offline/greedy.hpp>
+#include <fraglab/policies/offline/problem.hpp>
+#include <fraglab/policies/offline/validate.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // by offset, so that a new one is compared with its two neighbours only: O(n log n).
 #pragma once
 
-#include "policies/offline/problem.hpp"
+#include <fraglab/policies/offline/problem.hpp>
 
 #include <algorithm>
 #include <cstdint>

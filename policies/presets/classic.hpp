@@ -25,13 +25,13 @@
 // storage.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "engine/policy_options.hpp"
-#include "policies/indexes/address_ordered_tree_index.hpp"
-#include "policies/indexes/fine_bins_index.hpp"
-#include "policies/indexes/index_for_size_rule.hpp"
-#include "policies/indexes/list_index.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/policy_options.hpp>
+#include <fraglab/policies/indexes/address_ordered_tree_index.hpp>
+#include <fraglab/policies/indexes/fine_bins_index.hpp>
+#include <fraglab/policies/indexes/index_for_size_rule.hpp>
+#include <fraglab/policies/indexes/list_index.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
 
 namespace fraglab::presets::classic {
 

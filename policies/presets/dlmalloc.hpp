@@ -25,10 +25,11 @@
 // (only matters for non-contiguous segments); disabling trimming after a failed trim.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "engine/detail/bits.hpp"
-#include "policies/presets/dlmalloc_bins.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/policies/policy.hpp>
+#include <fraglab/policies/presets/dlmalloc_bins.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <cstddef>
 #include <cstdint>

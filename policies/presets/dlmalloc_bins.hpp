@@ -26,7 +26,7 @@
 // or top; a chunk inserted at the end of a region with no role is the new top (heap growth).
 #pragma once
 
-#include "engine/part_traits.hpp"
+#include <fraglab/engine/part_traits.hpp>
 
 #include <boost/intrusive/set.hpp>
 

@@ -46,11 +46,12 @@
 // range), as GMLake's VmmSegment does.
 #pragma once
 
-#include "backends/observed_backend.hpp"
-#include "engine/allocator.hpp"
-#include "engine/stitched_blocks.hpp"
-#include "policies/presets/pytorch_caching.hpp"
-#include "policies/rule_parameter.hpp"
+#include <fraglab/backends/observed_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/engine/stitched_blocks.hpp>
+#include <fraglab/policies/policy.hpp>
+#include <fraglab/policies/presets/pytorch_caching.hpp>
+#include <fraglab/policies/rule_parameter.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -42,10 +42,11 @@
 // expandable segments is refused rather than guessed).
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "policies/fits.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/presets/pytorch_reclaim.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/policy.hpp>
+#include <fraglab/policies/presets/pytorch_reclaim.hpp>
 
 #include <array>
 #include <bit>

@@ -10,8 +10,8 @@
 // freed-but-awaiting-its-stream-events.
 #pragma once
 
-#include "engine/chunk.hpp"
-#include "engine/stats.hpp"
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/stats.hpp>
 
 #include <cstddef>
 #include <cstdint>

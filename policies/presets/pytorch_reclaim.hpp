@@ -20,8 +20,8 @@
 // happen with its own segment sizes); here only whole free segments are ever released.
 #pragma once
 
-#include "engine/part_traits.hpp"
-#include "policies/reclaim_rules.hpp"
+#include <fraglab/engine/part_traits.hpp>
+#include <fraglab/policies/reclaim_rules.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -15,10 +15,10 @@
 // pool instead); per-stream free lists and stream-ordered reuse (one stream is modelled).
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "engine/policy_options.hpp"
-#include "policies/indexes/index_for_size_rule.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/policy_options.hpp>
+#include <fraglab/policies/indexes/index_for_size_rule.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
 
 namespace fraglab::presets::rmm {
 

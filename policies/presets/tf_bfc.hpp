@@ -29,9 +29,10 @@
 // tf_memory_dump.hpp, for this or any other policy.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "policies/fits.hpp"
-#include "policies/indexes/bins_index.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/policy.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -11,8 +11,8 @@
 //   and the stats, in TF's words.
 #pragma once
 
-#include "engine/chunk.hpp"
-#include "engine/stats.hpp"
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/stats.hpp>
 
 #include <algorithm>
 #include <array>

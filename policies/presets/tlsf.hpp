@@ -14,9 +14,9 @@
 // single pool is modelled with exact growth on the heap backend.
 #pragma once
 
-#include "engine/allocator.hpp"
-#include "engine/policy_options.hpp"
-#include "policies/indexes/segregated_index.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/policy_options.hpp>
+#include <fraglab/policies/indexes/segregated_index.hpp>
 
 namespace fraglab::presets::tlsf {
 

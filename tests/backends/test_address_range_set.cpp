@@ -1,8 +1,8 @@
 // The disjoint address ranges that the backends laying out addresses share: decisions
 // worked out by hand, and agreement with a map of every unit of a small address space on
 // random sequences.
-#include "backends/detail/address_range_set.hpp"
-#include "experiments/gen/rng.hpp"
+#include <fraglab/backends/detail/address_range_set.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // The CUDA backends. Tests that need a device skip, saying why, where none is present (the
 // CI machine); the tests of what happens without a device run only there. On a machine with
-// a GPU, experiments/device/run_on_gpu.sh runs this suite for real.
-#include "backends/cuda_async_backend.hpp"
-#include "backends/cuda_backend.hpp"
-#include "backends/cuda_pinned_backend.hpp"
-#include "backends/cuda_vmm_backend.hpp"
-#include "experiments/registry/composition.hpp"
+// a GPU, experiments/scripts/device/run_on_gpu.sh runs this suite for real.
+#include <fraglab/backends/cuda_async_backend.hpp>
+#include <fraglab/backends/cuda_backend.hpp>
+#include <fraglab/backends/cuda_pinned_backend.hpp>
+#include <fraglab/backends/cuda_vmm_backend.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 #include "support/training_trace.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The host backend: blocks of real memory, and address reservations in the process's own
 // address space, whose pages are mapped and unmapped as cuda_vmm maps device pages.
-#include "backends/host_backend.hpp"
+#include <fraglab/backends/host_backend.hpp>
 #include "support/training_trace.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The simulated address space: where it places regions, worked out by hand, and what it
 // refuses to take back.
-#include "backends/simulated_backend.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
 
 #include <gtest/gtest.h>
 

@@ -368,7 +368,7 @@ out=$("$fraglab" replay "$work/limit.trace" -p tf_bfc --capacity 2MiB --repeat 0
 expect "tf_bfc under a 2 MiB limit serves 256 B and refuses 4 MiB (TestCustomMemoryLimit)" '[[ $out == "1,1,256" ]]'
 
 # The bar for pytorch_caching: every decision PyTorch recorded, where the shared traces exist.
-snapshots=$(dirname "$0")/../../../shared/traces/pytorch
+snapshots=${FRAGLAB_SHARED_TRACES:-/nonexistent}/pytorch
 if [[ -d $snapshots ]]; then
   for snap in "$snapshots"/*.pickle; do
     out=$("$fraglab" verify "$snap" -p pytorch_caching); rc=$?
@@ -378,9 +378,9 @@ if [[ -d $snapshots ]]; then
     expect "verify $(basename "$snap"): all segments ($segs)" '[[ -n $segs && ${segs%/*} == "${segs#*/}" ]]'
   done
 else
-  echo "SKIP: $snapshots not found; the PyTorch snapshot comparison needs ../shared/traces"
+  echo "SKIP: $snapshots not found; the PyTorch snapshot comparison needs the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
-host=$(dirname "$0")/../../../shared/traces/host
+host=${FRAGLAB_SHARED_TRACES:-/nonexistent}/host
 if [[ -d $host ]]; then
   policies=$("$fraglab" policies --names | paste -sd, -)
   out=$("$fraglab" replay "$host"/*.csv -p "$policies" --backend simulated --format csv); rc=$?
@@ -389,7 +389,7 @@ if [[ -d $host ]]; then
   expect "host traces replay under every policy ($rows rows)" '[[ $rc -eq 0 && $rows -eq $expected && $rows -gt 0 ]]'
   expect "host replays serve every allocation" '[[ -z $(echo "$out" | awk -F, '"'"'NR>1 && $6!=0'"'"') ]]'
 else
-  echo "SKIP: $host not found; the host trace replay needs ../shared/traces"
+  echo "SKIP: $host not found; the host trace replay needs the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
 # The native binary format: convert between every writable format, replay streamed.
 "$fraglab" convert "$work/p.trace" "$work/p.fbin" 2>/dev/null; rc=$?
@@ -415,7 +415,7 @@ if command -v script >/dev/null; then
   out=$(script -qec "'$fraglab' replay '$work/p.fbin' -p tree_best --repeat 20 -o '$work/tty.csv'" /dev/null)
   expect "a progress bar on a terminal" '[[ $out == *"] "*"% "*" events"* ]]'
 fi
-plot=$(dirname "$0")/../../experiments/results/plot.py
+plot=$(dirname "$0")/../../experiments/scripts/reproduce/plot.py
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   /usr/bin/python3 "$plot" sweep "$work/sweep1.csv" -x split_ratio -y frag4 -o "$work/sweep.png"; rc=$?
   expect "plot.py draws a sweep as PNG" '[[ $rc -eq 0 && $(head -c 4 "$work/sweep.png" | tail -c 3) == PNG ]]'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fraglab explain (docs/explain.md) on snapshots whose cause is known by hand
-# (experiments/dev/split_oom_snapshot.py): a cached 530 MiB block split by a live 270 MiB
+# (experiments/scripts/dev/split_oom_snapshot.py): a cached 530 MiB block split by a live 270 MiB
 # weight, then a 400 MiB request with 730 MiB in all for the program (fragmentation), or a
 # 600 MiB one (real demand), or no OOM at all (the peak); and docs/explain.md's example is
 # this command's output.
@@ -10,7 +10,7 @@ root=$(realpath "$(dirname "$0")/../..")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
-make=$root/experiments/dev/split_oom_snapshot.py
+make=$root/experiments/scripts/dev/split_oom_snapshot.py
 /usr/bin/python3 "$make" "$work/split-oom.pickle" && /usr/bin/python3 "$make" "$work/demand-oom.pickle" --real-demand &&
   /usr/bin/python3 "$make" "$work/peak.pickle" --no-oom || exit 1
 cd "$work"

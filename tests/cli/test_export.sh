@@ -4,7 +4,7 @@
 # snapshot under pytorch_caching verifies address for address; bad requests write nothing.
 set -u
 fraglab=${1:?usage: test_export.sh PATH_TO_FRAGLAB}
-shared=$(dirname "$0")/../../../shared/traces
+shared=${FRAGLAB_SHARED_TRACES:-/nonexistent}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
@@ -130,6 +130,6 @@ if [[ -d $shared ]]; then
   expect "its pytorch_expandable export verifies, every address and every mapping ($ours/$total, maps $maps/$map_total)" \
     '[[ $rc -eq 0 && $ours == "$total" && $total -gt 2000 && $maps == "$map_total" && $maps -gt 0 ]]'
 else
-  echo "SKIP: $shared not found; exporting the shared snapshots needs ../shared/traces"
+  echo "SKIP: $shared not found; exporting the shared snapshots needs the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
 report test_export

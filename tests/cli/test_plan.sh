@@ -6,7 +6,7 @@
 set -u
 fraglab=${1:?usage: test_plan.sh PATH_TO_FRAGLAB}
 check=$(dirname "$0")/../policies/offline/check_placement.py
-shared=$(dirname "$0")/../../../shared/traces
+shared=${FRAGLAB_SHARED_TRACES:-/nonexistent}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
@@ -32,7 +32,7 @@ sys.path.insert(0, sys.argv[1])
 from offline_scale import perfect_packing
 print("id,lower,upper,size")
 for i, (a, b, s) in enumerate(perfect_packing(4500, seed=1)): print(f"{i},{a},{b},{s}")' \
-  "$(dirname "$0")/../../experiments/results" > "$work/packed.csv"
+  "$(dirname "$0")/../../experiments/scripts/reproduce" > "$work/packed.csv"
 for run in 1 2; do
   "$fraglab" plan "$work/packed.csv" --time-limit 600 --node-budget 45000 --placement "$work/packed.$run.csv" \
     -o "$work/packed.plan.$run.csv"
@@ -171,7 +171,7 @@ if [[ -d $shared ]]; then
       '[[ $rc -eq 0 ]] && python3 "$check" "$work/$name.out.csv" --height "$height" >/dev/null'
   done
 else
-  echo "SKIP: $shared not found; planning the shared traces needs ../shared/traces"
+  echo "SKIP: $shared not found; planning the shared traces needs the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
 
 report plan

@@ -12,19 +12,19 @@ trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 commands=$(awk '/^```sh/{f=1;next} /^```/{f=0} f' "$root/README.md" |
   awk '{ if (sub(/\\$/, "")) { line = line $0; next } print line $0; line = "" }' |
-  grep -E '^(build/experiments/fraglab|\$F|/usr/bin/python3 experiments/(results/plot|dev/split_oom_snapshot)\.py) ' | grep -vE '^(\$F|build/experiments/fraglab) trace ')
+  grep -E '^(build/experiments/fraglab|\$F|/usr/bin/python3 experiments/scripts/(reproduce/plot|dev/split_oom_snapshot)\.py) ' | grep -vE '^(\$F|build/experiments/fraglab) trace ')
 # The README draws figures of files its later commands make: plot.py runs last.
 commands=$(grep -v plot.py <<<"$commands"; grep plot.py <<<"$commands")
 cd "$work" || exit 1
 while IFS= read -r line; do
   cmd=${line//build\/experiments\/fraglab/$fraglab}
   cmd=${cmd//\$F /$fraglab }
-  cmd=${cmd//experiments\/results\/plot.py/$root/experiments/results/plot.py}
-  cmd=${cmd//experiments\/dev\/split_oom_snapshot.py/$root/experiments/dev/split_oom_snapshot.py}
+  cmd=${cmd//experiments\/scripts\/reproduce\/plot.py/$root/experiments/scripts/reproduce/plot.py}
+  cmd=${cmd//experiments\/scripts\/dev\/split_oom_snapshot.py/$root/experiments/scripts/dev/split_oom_snapshot.py}
   cmd=${cmd//--allocations 5000000/--allocations 50000}
   if [[ $cmd == *../shared/* ]]; then
-    [[ -d $root/../shared ]] || { echo "SKIP: $line (needs ../shared)"; continue; }
-    cmd=${cmd//..\/shared/$root/../shared}
+    [[ -d ${FRAGLAB_SHARED_TRACES:-/nonexistent} ]] || { echo "SKIP: $line (needs the shared traces)"; continue; }
+    cmd=${cmd//..\/shared\/traces/$FRAGLAB_SHARED_TRACES}
   fi
   out=$(eval "$cmd" 2>"$work/stderr"); rc=$?
   if [[ $line == *"--shard 1/4"* ]]; then

@@ -5,7 +5,7 @@
 # saying what it proved (exit 0 matched, 1 differs, 2 bad input, 3 nothing to verify).
 set -u
 fraglab=$(realpath "${1:?usage: test_snapshots.sh PATH_TO_FRAGLAB}")
-cases=$(dirname "$0")/../../../shared/traces/pytorch-cases
+cases=${FRAGLAB_SHARED_TRACES:-/nonexistent}/pytorch-cases
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
@@ -273,7 +273,7 @@ print(sum(g["total_size"] for g in s["segments"] if g.get("device", 0) == 0) - c
   "$fraglab" verify "$cases/opt1.3b-torch2.0-state.pickle" > /dev/null; rc=$?
   expect "the 2.0-era file records no decision: verify exits 3" '[[ $rc -eq 3 ]]'
 else
-  echo "SKIP: $cases not found; the real snapshot cases need ../shared/traces"
+  echo "SKIP: $cases not found; the real snapshot cases need the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
 
 out=$("$fraglab" verify "$work/new-oom.pickle" 2>&1); rc=$?

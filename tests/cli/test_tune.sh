@@ -4,7 +4,7 @@
 # where none does, and recordings it cannot model are refused with nothing written.
 set -u
 fraglab=${1:?usage: test_tune.sh PATH_TO_FRAGLAB}
-shared=$(dirname "$0")/../../../shared/traces
+shared=${FRAGLAB_SHARED_TRACES:-/nonexistent}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
@@ -93,6 +93,6 @@ if [[ -d $shared ]]; then
       '[[ $rc -eq 0 && $devices -ge 1 && $best == "$lowest" ]]'
   done
 else
-  echo "SKIP: $shared not found; tuning the shared snapshots needs ../shared/traces"
+  echo "SKIP: $shared not found; tuning the shared snapshots needs the shared traces (FRAGLAB_SHARED_TRACES, set by meson test)"
 fi
 report test_tune

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real one-node Slurm cluster on this machine (Debian's munge, slurmctld and slurmd on
 # localhost, from a configuration written here), running what docs/cluster.md tells a user to
-# run: experiments/cluster/submit.sh's job array and dependent merge, for a sweep and for a
+# run: experiments/scripts/cluster/submit.sh's job array and dependent merge, for a sweep and for a
 # replay, whose merged tables must equal the local --jobs 1 runs; merge refusing a missing,
 # repeated or foreign part as a cluster job; a failing task stopping the merge; --shard slurm
 # refused outside an array; and the results workflow run through Snakemake's cluster support.
@@ -13,7 +13,7 @@ skip() {
   echo "SKIP: $*"
   exit 77
 }
-source "$root/experiments/cluster/one_node_cluster.sh"
+source "$root/experiments/scripts/cluster/one_node_cluster.sh"
 work=$(mktemp -d /tmp/fraglab-slurm.XXXXXX)
 trap 'stop_one_node_cluster; rm -rf "$work"' EXIT
 start_one_node_cluster "$work/cluster" || skip "$cluster_error"
@@ -31,7 +31,7 @@ for r in rows:
     print(",".join(c for i, c in enumerate(r) if i not in drop))
 EOF
 }
-submit=$root/experiments/cluster/submit.sh
+submit=$root/experiments/scripts/cluster/submit.sh
 cd "$work/data"
 "$fraglab" gen phases --seed 3 --phases 6 --objects 500 -o phases.fbin
 "$fraglab" gen random --seed 4 --allocations 2000 -o random.trace
@@ -64,7 +64,7 @@ expect "the merged replay equals the local --jobs 1 replay, timing aside" \
 
 # --- merge refuses a missing, repeated or foreign part as a cluster job ---------------------
 merge_job() {  # DIR: the merge job over DIR's parts, as submit.sh submits it; prints its log
-  sbatch --wait --parsable --output="$1/merge.log" "$root/experiments/cluster/merge.sbatch" "$fraglab" "$1" >/dev/null
+  sbatch --wait --parsable --output="$1/merge.log" "$root/experiments/scripts/cluster/merge.sbatch" "$fraglab" "$1" >/dev/null
   local status=$?
   cat "$1/merge.log"
   return $status

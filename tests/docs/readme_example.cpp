@@ -1,8 +1,9 @@
 // README.md's "In C++" example, built and run as the readme_example test; the lines below are
 // the README's block (tests/docs/check_doc_code.py checks them).
-#include "backends/simulated_backend.hpp"
-#include "engine/allocator.hpp"
-#include "policies/indexes/bins_index.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/policy.hpp>
 
 #include <iostream>
 

@@ -2,10 +2,10 @@
 """A policy part's optional hooks must be declared (engine/part_traits.hpp): a hook declared
 but misspelt, declared but given other parameters, or defined but not declared must each
 fail to compile with a message naming the hook, and the same part spelt right must compile.
-Likewise policy_with's named options (engine/policy_options.hpp): an argument that is not an
+So must a backend's optional members (engine/backend_traits.hpp). Likewise policy_with's named options (policies/policy_options.hpp): an argument that is not an
 option, a missing index or fit, or an option given twice fails, naming what is wrong.
 
-    check_part_hooks.py SOURCE_ROOT COMPILER [COMPILER ARGS...]
+    check_part_hooks.py INCLUDE_ROOT COMPILER [COMPILER ARGS...]
 
 Each case is one translation unit, checked with -fsyntax-only."""
 
@@ -15,9 +15,10 @@ import sys
 import tempfile
 
 PROGRAM = """
-#include "backends/simulated_backend.hpp"
-#include "engine/allocator.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy.hpp>
 #include <cstdint>
 #include <optional>
 
@@ -64,9 +65,10 @@ CASES = [
 
 
 OPTIONS_PROGRAM = """
-#include "backends/simulated_backend.hpp"
-#include "engine/policy_options.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy_options.hpp>
 using namespace fraglab;
 using P = policy_with<{options}>;
 int main()
@@ -87,17 +89,59 @@ OPTION_CASES = [
 ]
 
 
+BACKEND_PROGRAM = """
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy.hpp>
+
+// The simulated space with one optional member more, or misspelt.
+struct wrapped : fraglab::simulated_backend {{
+  {body}
+}};
+static_assert(fraglab::backend<wrapped>);
+using P = fraglab::policy<fraglab::tree_index, fraglab::best_fit>;
+int main()
+{{
+  fraglab::allocator<P, wrapped> a(wrapped{{}});
+  return a.allocate(64) ? 0 : 1;
+}}
+"""
+SIMULATED_HOOKS = ("fraglab::backend_hook::next_address | fraglab::backend_hook::reserve | "
+                   "fraglab::backend_hook::acquire_at | fraglab::backend_hook::map_alias | "
+                   "fraglab::backend_hook::unmap_alias | fraglab::backend_hook::follow")
+
+# (name, the wrapped backend's body, None if it must compile, else a word the error must name)
+BACKEND_CASES = [
+    ("a declared member, spelt right",
+     f"static constexpr fraglab::backend_hook hooks = {SIMULATED_HOOKS} | fraglab::backend_hook::acquire_mapping;\n"
+     "  fraglab::acquisition acquire_mapping(std::size_t n) { return acquire(n, granularity()); }", None),
+    ("a declared member, misspelt",
+     f"static constexpr fraglab::backend_hook hooks = {SIMULATED_HOOKS} | fraglab::backend_hook::acquire_mapping;\n"
+     "  fraglab::acquisition aquire_mapping(std::size_t n) { return acquire(n, granularity()); }", "acquire_mapping"),
+    ("a member defined but not declared",
+     f"static constexpr fraglab::backend_hook hooks = {SIMULATED_HOOKS};\n"
+     "  fraglab::acquisition acquire_mapping(std::size_t n) { return acquire(n, granularity()); }", "acquire_mapping"),
+    ("a declared member with other parameters",
+     f"static constexpr fraglab::backend_hook hooks = {SIMULATED_HOOKS} | fraglab::backend_hook::acquire_mapping;\n"
+     "  fraglab::acquisition acquire_mapping(std::size_t n, bool) { return acquire(n, granularity()); }",
+     "acquire_mapping"),
+]
+
+
 def sources():
     """(name, program, None or the word its error must name) of every case."""
     for name, body, role, must_name in CASES:
         pools, reclaim = ("part", "fraglab::no_reclaim") if role == "pools" else ("fraglab::stream_pool_rule", "part")
         yield name, PROGRAM.format(body=body, pools=pools, reclaim=reclaim), must_name
+    for name, body, must_name in BACKEND_CASES:
+        yield "backend: " + name, BACKEND_PROGRAM.format(body=body), must_name
     for name, options, must_name in OPTION_CASES:
         yield "policy_with: " + name, OPTIONS_PROGRAM.format(options=options), must_name
 
 
 def main(argv):
-    root, compiler = argv[0], argv[1:]
+    include_root, compiler = argv[0], argv[1:]
     failed = 0
     cases = list(sources())
     with tempfile.TemporaryDirectory() as scratch:
@@ -105,7 +149,7 @@ def main(argv):
             source = os.path.join(scratch, "case.cpp")
             with open(source, "w") as f:
                 f.write(program)
-            done = subprocess.run(compiler + ["-std=c++20", "-fsyntax-only", "-I", root, source],
+            done = subprocess.run(compiler + ["-std=c++20", "-fsyntax-only", "-I", include_root, source],
                                   capture_output=True, text=True)
             if must_name is None:
                 ok = done.returncode == 0

@@ -2,9 +2,9 @@
 // one cache line, the record pool starts every such record on one and reuses the record
 // handed back last first, the in-use flag that shares a word with the region pointer never
 // disturbs it, and a live block's fields and the free index's hook take turns in one storage.
-#include "engine/chunk.hpp"
-#include "engine/detail/chunk_pool.hpp"
-#include "policies/indexes/segregated_index.hpp"
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/detail/chunk_pool.hpp>
+#include <fraglab/policies/indexes/segregated_index.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,9 @@
 // The locking wrapper under 8 threads allocating and freeing, with half the frees made by
 // a thread other than the allocating one. Run under ThreadSanitizer by `.ci/run`.
-#include "backends/host_backend.hpp"
-#include "engine/locked_allocator.hpp"
-#include "experiments/gen/rng.hpp"
+#include <fraglab/backends/host_backend.hpp>
+#include <fraglab/engine/locked_allocator.hpp>
+#include <fraglab/policies/policy.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 #include "support/compositions.hpp"
 
 #include <gtest/gtest.h>

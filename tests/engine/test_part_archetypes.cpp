@@ -2,8 +2,9 @@
 // docs/concepts.md and nothing else, composed into an allocator over an archetype backend
 // and run. If the engine used anything a part's table does not list, this file would not
 // compile; if it misread a listed expression, the decisions below would differ.
-#include "engine/allocator.hpp"
-#include "policies/fits.hpp"
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/policy.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,10 @@
 // declared hook where engine/concepts.hpp says it does (engine/part_traits.hpp resolves them).
 // tests/engine/check_part_hooks.py checks the other side: a hook declared but misspelt, or
 // defined but not declared, does not compile.
-#include "backends/simulated_backend.hpp"
-#include "engine/allocator.hpp"
-#include "policies/indexes/tree_index.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/policies/policy.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,8 @@
 #include "support/compositions.hpp"
 #include "support/fixtures.hpp"
 #include "support/scenarios.hpp"
-#include "engine/detail/bits.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/policies/policy.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench_allocators as a GPU machine's would answer, on a machine without one, for testing
-experiments/device/gpu_speed_table.py: runs the real bench_allocators ($REAL_BENCH) with the cuda
+experiments/scripts/device/gpu_speed_table.py: runs the real bench_allocators ($REAL_BENCH) with the cuda
 backend replaced by the host backend and --cuda-baselines dropped, then adds cudaMalloc and
 cudaMallocAsync rows (copies of tlsf's, 1000x slower) and a device name to its JSON output.
 The numbers mean nothing; the table's shape, names and arithmetic are what is tested."""

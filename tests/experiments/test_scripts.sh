@@ -17,7 +17,7 @@ provenance_ok() {  # CSV: the four provenance lines, then the header row
   [[ $(grep -c -E '^# (command|commit|machine|date): ' "$1") -eq 4 ]] && grep -q "^$2" "$1"
 }
 
-$py "$root/experiments/results/johnstone_wilson.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+$py "$root/experiments/scripts/reproduce/johnstone_wilson.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
   --work-dir "$work/programs" 2> "$work/jw.err"
 expect "johnstone_wilson.py runs" '[[ $? -eq 0 ]] || { cat "$work/jw.err"; false; }'
 expect "johnstone_wilson.csv has provenance and J&W's measures" \
@@ -29,7 +29,7 @@ expect "johnstone_wilson.md ranks against J&W" 'grep -q "J&W'"'"'s order of the 
 expect "johnstone_wilson.svg is drawn" 'grep -q "<svg" "$work/out/johnstone_wilson.svg"'
 expect "no temporary figure data is left behind" '[[ -z $(ls -A "$work/out" | grep "^\.") ]]'
 
-$py "$root/experiments/results/gpu_allocators.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+$py "$root/experiments/scripts/reproduce/gpu_allocators.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
   --work-dir "$work/dl" 2> "$work/gpu.err"
 expect "gpu_allocators.py runs" '[[ $? -eq 0 ]] || { cat "$work/gpu.err"; false; }'
 expect "gpu_allocators.csv has provenance and the table's columns" \
@@ -39,7 +39,7 @@ over=$(grep -v -e "^#" -e "^workload," "$work/out/gpu_allocators.csv" | awk -F, 
 expect "a workload's min capacity never exceeds its unlimited peak reserved" '[[ $over -eq 0 ]]'
 expect "gpu_allocators.svg is drawn" 'grep -q "<svg" "$work/out/gpu_allocators.svg"'
 
-$py "$root/experiments/results/gmlake_study.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/gmlake" \
+$py "$root/experiments/scripts/reproduce/gmlake_study.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/gmlake" \
   2> "$work/gmlake.err"
 expect "gmlake_study.py runs" '[[ $? -eq 0 ]] || { cat "$work/gmlake.err"; false; }'
 expect "gmlake.csv has provenance and the table's columns" \
@@ -49,7 +49,7 @@ expect "gmlake never reserves more than pytorch_caching at the peak on a generat
   '[[ $(grep -v "^#" "$work/out/gmlake.csv" | awk -F, '"'"'$2 == "pytorch_caching" { p[$1] = $5 } $2 == "gmlake" { g[$1] = $5 } END { for (w in g) if (g[w] + 0 > p[w] + 0) print w }'"'"' | wc -l) -eq 0 ]]'
 expect "gmlake.svg is drawn" 'grep -q "<svg" "$work/out/gmlake.svg"'
 
-$py "$root/experiments/results/offline_gap.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/dl" 2> "$work/offline.err"
+$py "$root/experiments/scripts/reproduce/offline_gap.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/dl" 2> "$work/offline.err"
 expect "offline_gap.py runs" '[[ $? -eq 0 ]] || { cat "$work/offline.err"; false; }'
 expect "offline_gap.csv has provenance and the gap columns" \
   'provenance_ok "$work/out/offline_gap.csv" "workload,trace,policy,peak_live_bytes,peak_reserved_bytes,offline_best_bytes,offline_lower_bytes,offline_optimal,gap_to_offline,failed_allocs"'
@@ -67,7 +67,7 @@ expect "offline_xla.csv: LOAD <= lower bound <= each height" \
   '[[ -z $(grep -v "^#" "$work/out/offline_xla.csv" | awk -F, '"'"'NR>1 && ($8<$7 || $9<$8 || $10<$8)'"'"') ]]'
 expect "offline_gap.md sets the planner beside XLA" 'grep -q "beside XLA.s buffer assignment" "$work/out/offline_gap.md"'
 
-$py "$root/experiments/results/offline_scale.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/scale" \
+$py "$root/experiments/scripts/reproduce/offline_scale.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/scale" \
   2> "$work/scale.err"
 expect "offline_scale.py runs" '[[ $? -eq 0 ]] || { cat "$work/scale.err"; false; }'
 expect "offline_scale.csv has provenance and its columns" \
@@ -82,7 +82,7 @@ expect "offline_scale.csv: never above the heuristics, never below the lower bou
 
 # A 10 MB snapshot, plain and with memo-shared stacks: every command must succeed on both
 # (a row "(exit N)" otherwise), the framed one verifying as the plain one does.
-$py "$root/experiments/results/big_snapshots.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/big" \
+$py "$root/experiments/scripts/reproduce/big_snapshots.py" --quick --fraglab "$fraglab" --out-dir "$work/out" --work-dir "$work/big" \
   2> "$work/big.err"
 expect "big_snapshots.py runs" '[[ $? -eq 0 ]] || { cat "$work/big.err"; false; }'
 expect "big_snapshots.csv has provenance and its columns" \
@@ -95,7 +95,7 @@ expect "the pages of view and report: their size, and how long Chromium took to 
 "$fraglab" verify "$work/big/snapshot-0.01gb-frames.pickle" > "$work/big-verify.out" 2>&1
 expect "the snapshot with stacks verifies address for address" '[[ $? -eq 0 ]] && grep -q "^addresses matched: \([0-9]*\)/\1$" "$work/big-verify.out"'
 
-$py "$root/experiments/results/split_ratio_sweep.py" --quick --repeat 1 --fraglab "$fraglab" --out-dir "$work/out" \
+$py "$root/experiments/scripts/reproduce/split_ratio_sweep.py" --quick --repeat 1 --fraglab "$fraglab" --out-dir "$work/out" \
   --work-dir "$work" 2> "$work/split.err"
 expect "split_ratio_sweep.py runs" '[[ $? -eq 0 ]] || { cat "$work/split.err"; false; }'
 expect "split_ratio.csv has provenance and the sweep's columns" \
@@ -126,62 +126,62 @@ out.writeheader()
 out.writerows(rows)
 FAKE
 chmod +x "$work/fake_fraglab.py"
-REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-a $py "$root/experiments/results/split_ratio_sweep.py" --quick --repeat 1 \
+REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-a $py "$root/experiments/scripts/reproduce/split_ratio_sweep.py" --quick --repeat 1 \
   --rounds 2 --fraglab "$work/fake_fraglab.py" --out-dir "$work/rounds" --work-dir "$work" 2> "$work/rounds.err"
 expect "split_ratio_sweep.py --rounds 2 keeps each cell's least ns/op" \
   '[[ $(grep -v -e "^#" -e "^family," "$work/rounds/split_ratio.csv" | cut -d, -f7 | sort | uniq -c | tr -s " ") == " 96 40" &&
      $(cat "$work/sweeps-a") -eq 12 ]] && grep -q "the least over 2 rounds of one timed pass" "$work/rounds/split_ratio.md"'
-FAKE_FRAG=1 REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-b $py "$root/experiments/results/split_ratio_sweep.py" --quick \
+FAKE_FRAG=1 REAL_FRAGLAB=$fraglab SWEEP_COUNT=$work/sweeps-b $py "$root/experiments/scripts/reproduce/split_ratio_sweep.py" --quick \
   --repeat 1 --rounds 2 --fraglab "$work/fake_fraglab.py" --out-dir "$work/rounds-bad" --work-dir "$work" 2> "$work/rounds-bad.err"
 expect "split_ratio_sweep.py stops where rounds disagree on frag4, writing nothing" \
   '[[ $? -ne 0 ]] && grep -q "frag4 0.5, round 1 .*not deterministic" "$work/rounds-bad.err" && [[ ! -e $work/rounds-bad/split_ratio.csv ]]'
 
-$py "$root/experiments/results/replay_throughput.py" --fraglab "$fraglab" --allocations 2000 --repeat 1 --policies tlsf,best_fit \
+$py "$root/experiments/scripts/reproduce/replay_throughput.py" --fraglab "$fraglab" --allocations 2000 --repeat 1 --policies tlsf,best_fit \
   --out-dir "$work/out" --work-dir "$work/data" 2> "$work/speed.err"
 expect "replay_throughput.py runs" '[[ $? -eq 0 ]] || { cat "$work/speed.err"; false; }'
 expect "replay_throughput.csv has provenance" 'provenance_ok "$work/out/replay_throughput.csv" "trace,policy,events,ns_per_op"'
 
 build=$(dirname "$(dirname "$fraglab")")
-$py "$root/experiments/results/speed_table.py" --quick --rounds 0 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
+$py "$root/experiments/scripts/reproduce/speed_table.py" --quick --rounds 0 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
   --work-dir "$work/st" 2> "$work/st0.err"
 expect "speed_table.py refuses --rounds 0" '[[ $? -ne 0 ]] && grep -q -- "--rounds: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
-$py "$root/experiments/results/speed_table.py" --quick --iterations -1 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
+$py "$root/experiments/scripts/reproduce/speed_table.py" --quick --iterations -1 --fraglab "$fraglab" --build "$build" --out-dir "$work/out0" \
   --work-dir "$work/st" 2> "$work/st0.err"
 expect "speed_table.py refuses --iterations -1" '[[ $? -ne 0 ]] && grep -q -- "--iterations: expected at least 1" "$work/st0.err" && [[ ! -e "$work/out0/speed.csv" ]]'
-$py "$root/experiments/results/replay_throughput.py" --repeat 0 --fraglab "$fraglab" --out-dir "$work/out0" 2> "$work/rt0.err"
+$py "$root/experiments/scripts/reproduce/replay_throughput.py" --repeat 0 --fraglab "$fraglab" --out-dir "$work/out0" 2> "$work/rt0.err"
 expect "replay_throughput.py refuses --repeat 0" '[[ $? -ne 0 ]] && grep -q -- "--repeat: expected at least 1" "$work/rt0.err"'
 # A list of names with an empty or a repeated one is refused as it is read, before anything
 # runs: "" would otherwise be a policy's name, and a name given twice two rows of one name.
 for bad in "tlsf,,best_fit|an empty one" "tlsf,best_fit,tlsf|tlsf given twice" "|an empty one"; do
-  $py "$root/experiments/results/replay_throughput.py" --policies "${bad%%|*}" --fraglab "$fraglab" --out-dir "$work/out-names" \
+  $py "$root/experiments/scripts/reproduce/replay_throughput.py" --policies "${bad%%|*}" --fraglab "$fraglab" --out-dir "$work/out-names" \
     2> "$work/names.err"
   expect "replay_throughput.py refuses --policies '${bad%%|*}'" \
     '[[ $? -eq 2 ]] && grep -q -- "--policies: .*${bad#*|}" "$work/names.err" && [[ ! -e $work/out-names ]]'
-  $py "$root/experiments/dev/check_instructions.py" --subjects "${bad%%|*}" 2> "$work/names.err"
+  $py "$root/experiments/scripts/dev/check_instructions.py" --subjects "${bad%%|*}" 2> "$work/names.err"
   expect "check_instructions.py refuses --subjects '${bad%%|*}'" \
     '[[ $? -eq 2 ]] && grep -q -- "--subjects: .*${bad#*|}" "$work/names.err"'
 done
-$py "$root/experiments/dev/check_instructions.py" --trace "$work/no-such.trace" 2> "$work/ci-trace.err"
+$py "$root/experiments/scripts/dev/check_instructions.py" --trace "$work/no-such.trace" 2> "$work/ci-trace.err"
 expect "check_instructions.py refuses a missing --trace as it is read" \
   '[[ $? -eq 2 ]] && grep -q -- "--trace: $work/no-such.trace: no such file" "$work/ci-trace.err"'
 # Output paths are checked as the command is read, not when a long run is done.
 : > "$work/a-file"
-$py "$root/experiments/results/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/a-file/out" \
+$py "$root/experiments/scripts/reproduce/speed_table.py" --quick --fraglab "$fraglab" --build "$build" --out-dir "$work/a-file/out" \
   --work-dir "$work/st" 2> "$work/st0.err"
 expect "speed_table.py refuses an --out-dir under a file, before measuring" \
   '[[ $? -eq 2 ]] && grep -q -- "--out-dir: $work/a-file is not a directory" "$work/st0.err" && ! grep -q "measured" "$work/st0.err"'
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work" "$work/a-file" 2> "$work/hr0.err"
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work" "$work/a-file" 2> "$work/hr0.err"
 expect "host_ratios.py refuses a directory as --out" '[[ $? -eq 2 ]] && grep -q -- "--out: $work is a directory" "$work/hr0.err"'
-$py "$root/experiments/dev/compare_builds.py" --before "$build/benchmarks/bench_allocators" --after "$build/benchmarks/bench_allocators" \
+$py "$root/experiments/scripts/dev/compare_builds.py" --before "$build/benchmarks/bench_allocators" --after "$build/benchmarks/bench_allocators" \
   --out "$work/missing/c.md" "$work/a-file" 2> "$work/cb0.err"
 expect "compare_builds.py refuses --out in a missing directory" '[[ $? -eq 2 ]] && grep -q -- "--out: $work/missing does not exist" "$work/cb0.err"'
-$py "$root/experiments/results/speed_table.py" --quick --fraglab "$work/no-fraglab" --build "$build" --out-dir "$work/out0" \
+$py "$root/experiments/scripts/reproduce/speed_table.py" --quick --fraglab "$work/no-fraglab" --build "$build" --out-dir "$work/out0" \
   --work-dir "$work/st" 2> "$work/st0.err"
 expect "speed_table.py refuses a missing --fraglab, before measuring" \
   '[[ $? -eq 2 ]] && grep -q -- "--fraglab: $work/no-fraglab: no such file" "$work/st0.err" && ! grep -q "measured" "$work/st0.err"'
 # Two rounds: each replay is measured twice and kept once, at its minimum. --fraglab is given
 # relative to the current directory: the programs are traced from the work directory.
-(cd "$(dirname "$fraglab")" && $py "$root/experiments/results/speed_table.py" --quick --rounds 2 --fraglab "./$(basename "$fraglab")" \
+(cd "$(dirname "$fraglab")" && $py "$root/experiments/scripts/reproduce/speed_table.py" --quick --rounds 2 --fraglab "./$(basename "$fraglab")" \
   --build "$build" --out-dir "$work/out" --work-dir "$work/st" 2> "$work/st.err")
 expect "speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/st.err"; false; }'
 expect "speed_table.py measured two rounds" 'grep -q "replays, round 2 of 2 measured" "$work/st.err"'
@@ -240,38 +240,38 @@ expect "speed_vs_live.svg is drawn" 'grep -q "<svg" "$work/out/speed_vs_live.svg
 record="$work/out/speed_instructions.csv"
 cg_trace=$(grep -v -e "^#" -e "^subject," "$record" | head -1 | cut -d, -f3)
 trace_arg=()
-[[ -f $root/../shared/traces/host/$cg_trace.csv ]] || trace_arg=(--trace "$work/st/programs-quick/$cg_trace.fbin")
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$record" "${trace_arg[@]}" > "$work/ci.out" 2> "$work/ci.err"
+[[ -f ${FRAGLAB_SHARED_TRACES:-/nonexistent}/host/$cg_trace.csv ]] || trace_arg=(--trace "$work/st/programs-quick/$cg_trace.fbin")
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$record" "${trace_arg[@]}" > "$work/ci.out" 2> "$work/ci.err"
 expect "check_instructions.py finds every subject at the record this build made" \
   '[[ $? -eq 0 ]] && grep -q "every subject within 2% of its record" "$work/ci.out" && [[ $(grep -c "%$" "$work/ci.out") -eq $(grep -c ",fraglab" "$record") ]] || { cat "$work/ci.out" "$work/ci.err"; false; }'
 scaled_record() {  # FACTOR OUT: the record with tlsf's count times FACTOR
   awk -F, -v OFS=, -v f="$1" '$1 == "tlsf" { $5 = sprintf("%.1f", $5 * f) } { print }' "$record" > "$2"
 }
 scaled_record 0.9 "$work/lower.csv"
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$work/lower.csv" --subjects tlsf,tf_bfc "${trace_arg[@]}" \
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$work/lower.csv" --subjects tlsf,tf_bfc "${trace_arg[@]}" \
   > "$work/ci.out" 2> "$work/ci.err"
 expect "check_instructions.py fails on a count 10% above its record, and names it" \
   '[[ $? -eq 1 ]] && grep -q "above the record by more than 2%: tlsf\. If that is the price" "$work/ci.err"'
 scaled_record 1.1 "$work/higher.csv"
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$work/higher.csv" --subjects tlsf "${trace_arg[@]}" \
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$work/higher.csv" --subjects tlsf "${trace_arg[@]}" \
   > "$work/ci.out" 2> "$work/ci.err"
 expect "check_instructions.py passes a count below its record and says to record it" \
   '[[ $? -eq 0 ]] && grep -q "below the record by more than 2%: tlsf (regenerate" "$work/ci.out"'
 # Where the counts cannot be compared, a skip (77) that says why, before anything is counted.
 sed 's/^# input g++: .*/# input g++: g++ (Another) 99.1.0/' "$record" > "$work/other_gcc.csv"
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$work/other_gcc.csv" "${trace_arg[@]}" > "$work/ci.out"
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$work/other_gcc.csv" "${trace_arg[@]}" > "$work/ci.out"
 expect "check_instructions.py skips a record counted by another compiler, naming both" \
   '[[ $? -eq 77 ]] && grep -q "counted in a build by .g++ (Another) 99.1.0.; .* is built by .*$(g++ --version | head -1 | cut -d" " -f2-)" "$work/ci.out" && ! grep -q "%$" "$work/ci.out"'
 awk -F, -v OFS=, '!/^#/ && $1 != "subject" { $3 = "no-such-trace" } { print }' "$record" > "$work/no_trace.csv"
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$work/no_trace.csv" > "$work/ci.out"
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$work/no_trace.csv" > "$work/ci.out"
 expect "check_instructions.py skips a record whose host trace is not here" \
   '[[ $? -eq 77 ]] && grep -q "SKIP: cannot compare here: the record.s trace .*host/no-such-trace.csv is not here" "$work/ci.out"'
-$py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$record" --subjects glibc "${trace_arg[@]}" \
+$py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$record" --subjects glibc "${trace_arg[@]}" \
   > /dev/null 2> "$work/ci.err"
 expect "check_instructions.py refuses a subject the record has no fraglab count for" \
   '[[ $? -ne 0 ]] && grep -q "records no fraglab subject glibc" "$work/ci.err"'
 for bad in nan inf -1 x; do
-  $py "$root/experiments/dev/check_instructions.py" --build "$build" --record "$record" --tolerance "$bad" > /dev/null 2> "$work/ci.err"
+  $py "$root/experiments/scripts/dev/check_instructions.py" --build "$build" --record "$record" --tolerance "$bad" > /dev/null 2> "$work/ci.err"
   expect "check_instructions.py refuses --tolerance $bad (a NaN passed every count)" \
     '[[ $? -eq 2 ]] && grep -q -- "--tolerance: expected a" "$work/ci.err"'
 done
@@ -279,13 +279,13 @@ done
 # host_ratios.py on the trace check_instructions.py counted: each target's ratio, and a
 # variant's, is its ns/op over the fastest general-purpose allocator's, as printed; bad input
 # leaves no report.
-ratio_trace=${trace_arg[1]:-$root/../shared/traces/host/$cg_trace.csv}
+ratio_trace=${trace_arg[1]:-${FRAGLAB_SHARED_TRACES:-/nonexistent}/host/$cg_trace.csv}
 sli4=compose:index=seglist,fit=good,sli=4
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
   --variant "tlsf-sli4=$sli4" --out "$work/hr.md" "$ratio_trace" > "$work/hr.out" 2> "$work/hr.err"
 expect "host_ratios.py runs" '[[ $? -eq 0 ]] || { cat "$work/hr.err"; false; }'
 expect "host_ratios.md has provenance and the trace's row" \
-  'grep -q "^- command: \`experiments/results/host_ratios.py" "$work/hr.md" && grep -q "^- machine: " "$work/hr.md" && grep -q "^| $cg_trace | " "$work/hr.md"'
+  'grep -q "^- command: \`experiments/scripts/reproduce/host_ratios.py" "$work/hr.md" && grep -q "^- machine: " "$work/hr.md" && grep -q "^| $cg_trace | " "$work/hr.md"'
 trace_re=$(sed 's/[+.]/\\&/g' <<<"$cg_trace")
 expect "host_ratios.py sums up every target and the variant on the one trace" \
   '[[ $(grep -c -E "^\| (tf_bfc|best_fit|tlsf|first_fit|tlsf-sli4) \| [0-9.]+x \($trace_re\) \| [01] of 1 \|$" "$work/hr.out") -eq 5 ]]'
@@ -310,55 +310,55 @@ run_default=$(grep -m1 "^## " "$work/hr.md")
 expect "a run's section is named by the processor, its cores and its variants by default" \
   '[[ $run_default == "## "*" cores, with tlsf-sli4" ]]'
 cp "$work/hr.md" "$work/hr-runs.md"
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
   --run "other machine" --out "$work/hr-runs.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
 expect "a second run adds its section after the first, which is kept as it was" \
   '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md") == "$run_default"$'"'"'\n'"'"'"## other machine" ]] && [[ $(grep -c "^- command: " "$work/hr-runs.md") -eq 2 ]] && [[ $(sed -n "/^$run_default$/,/^## other/p" "$work/hr-runs.md" | head -n -1) == $(sed -n "/^$run_default$/,\$p" "$work/hr.md") ]]'
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
   --variant "tlsf-sli4=$sli4" --out "$work/hr-runs.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
 expect "a run of the same name replaces its section, in its place" \
   '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md") == "$run_default"$'"'"'\n'"'"'"## other machine" && $(grep -c "^- command: " "$work/hr-runs.md") -eq 2 ]]'
-printf '# A report\n\nProduced by `experiments/results/host_ratios.py`; do not edit by hand.\n\n- command: `experiments/results/host_ratios.py x`\n- commit: `abc`\n\n| trace |\n|---|\n' > "$work/hr-one.md"
+printf '# A report\n\nProduced by `experiments/scripts/reproduce/host_ratios.py`; do not edit by hand.\n\n- command: `experiments/scripts/reproduce/host_ratios.py x`\n- commit: `abc`\n\n| trace |\n|---|\n' > "$work/hr-one.md"
 cp "$work/hr-one.md" "$work/hr-one-kept.md"
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-one.md" "$ratio_trace" \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-one.md" "$ratio_trace" \
   > /dev/null 2> "$work/hr.err"
 expect "a report of one run is refused as --out, before measuring, and left as it was" \
   '[[ $? -eq 2 ]] && grep -q -- "--out: $work/hr-one.md:5: expected .## RUN. before" "$work/hr.err" && cmp -s "$work/hr-one.md" "$work/hr-one-kept.md"'
-$py "$root/experiments/results/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-runs.md" 2> "$work/hr.err"
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-runs.md" 2> "$work/hr.err"
 expect "--import adds a report of one run as a section, its provenance and tables as they were" \
   '[[ $? -eq 0 && $(grep "^## " "$work/hr-runs.md" | tail -1) == "## old run" ]] && [[ $(sed -n "/^## old run$/,\$p" "$work/hr-runs.md" | tail -n +4) == $(tail -n +5 "$work/hr-one.md") ]] && grep -q "^- imported by: .*--import $work/hr-one.md --run .old run." "$work/hr-runs.md"'
-$py "$root/experiments/results/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-one.md" 2> "$work/hr.err"
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --import "$work/hr-one.md" --run "old run" --out "$work/hr-one.md" 2> "$work/hr.err"
 expect "--import into the report itself makes it a file of that one run" \
   '[[ $? -eq 0 && $(grep -c "^## " "$work/hr-one.md") -eq 1 ]] && grep -q "^## old run$" "$work/hr-one.md"'
-$py "$root/experiments/results/host_ratios.py" --import "$work/hr-runs.md" --run "again" --out "$work/hr-one.md" 2> "$work/hr.err"
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --import "$work/hr-runs.md" --run "again" --out "$work/hr-one.md" 2> "$work/hr.err"
 expect "--import refuses a file of runs as a report of one run" \
   '[[ $? -ne 0 ]] && grep -q "hr-runs.md:1: expected a report of one run" "$work/hr.err" && [[ $(grep -c "^## " "$work/hr-one.md") -eq 1 ]]'
 for bad in "nolabel" "tlsf=$sli4" "=tlsf" "bump=$sli4" "mine=tlsf" "a=$sli4 --variant b=$sli4"; do
-  $py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant $bad \
+  $py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --variant $bad \
     --out "$work/hr-bad.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
   expect "host_ratios.py refuses --variant $bad before measuring" \
     '[[ $? -eq 2 ]] && grep -q -- "--variant" "$work/hr.err" && [[ ! -e $work/hr-bad.md ]]'
 done
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-missing.md" \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-missing.md" \
   "$work/no-such.trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses a missing trace and writes nothing" \
   '[[ $? -eq 2 ]] && grep -q "no-such.trace: no such file" "$work/hr.err" && [[ ! -e $work/hr-missing.md ]]'
-$py "$root/experiments/device/gpu_speed_table.py" --build "$build" --snapshot "$work/no-such.pickle" --out-dir "$work/gst" \
+$py "$root/experiments/scripts/device/gpu_speed_table.py" --build "$build" --snapshot "$work/no-such.pickle" --out-dir "$work/gst" \
   > /dev/null 2> "$work/gst.err"
 expect "gpu_speed_table.py refuses a missing --snapshot before measuring" \
   '[[ $? -eq 2 ]] && grep -q -- "--snapshot: $work/no-such.pickle: no such file" "$work/gst.err" && [[ ! -e $work/gst ]]'
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-dir.md" "$work" \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --out "$work/hr-dir.md" "$work" \
   > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses a directory as a trace" \
   '[[ $? -eq 2 ]] && grep -q "$work is a directory; expected a file" "$work/hr.err" && [[ ! -e $work/hr-dir.md ]]'
 mkdir -p "$work/twin"
 cp "$ratio_trace" "$work/twin/"
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --rounds 1 --iterations 1 \
   --out "$work/hr-twin.md" "$ratio_trace" "$work/twin/$(basename "$ratio_trace")" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses two traces of one name, which would share a row, before measuring" \
   '[[ $? -eq 2 ]] && grep -q "are both the trace $cg_trace: rename one" "$work/hr.err" && [[ ! -e $work/hr-twin.md ]]'
 mkdir -p "$work/no-allocators"
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/no-allocators" \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/no-allocators" \
   --rounds 1 --iterations 1 --out "$work/hr-nolib.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py names a general-purpose allocator it cannot find and writes nothing" \
   '[[ $? -ne 0 ]] && grep -q "no-allocators/libjemalloc.so.2 is missing" "$work/hr.err" && [[ ! -e $work/hr-nolib.md ]]'
@@ -366,7 +366,7 @@ expect "host_ratios.py names a general-purpose allocator it cannot find and writ
 # not by its file's name, so the table never labels tcmalloc's times as jemalloc's.
 mkdir -p "$work/misnamed"
 cp -L /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 "$work/misnamed/libjemalloc.so.2"
-$py "$root/experiments/results/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/misnamed" \
+$py "$root/experiments/scripts/reproduce/host_ratios.py" --bench "$build/benchmarks/bench_allocators" --libdir "$work/misnamed" \
   --rounds 1 --iterations 1 --out "$work/hr-misnamed.md" "$ratio_trace" > /dev/null 2> "$work/hr.err"
 expect "host_ratios.py refuses a library that is not the allocator its name says and writes nothing" \
   '[[ $? -ne 0 ]] && grep -q "LD_PRELOAD=libjemalloc.so.2 did not serve malloc (served: \[.tcmalloc.\])" "$work/hr.err" && [[ ! -e $work/hr-misnamed.md ]]'
@@ -374,11 +374,11 @@ expect "host_ratios.py refuses a library that is not the allocator its name says
 # compare_builds.py. One binary as both builds: its instruction counts agree exactly, and
 # each time ratio is after over before as printed.
 bench=$build/benchmarks/bench_allocators
-$py "$root/experiments/dev/compare_builds.py" --before "$bench" --after "$bench" --policies tlsf,tf_bfc --rounds 2 \
+$py "$root/experiments/scripts/dev/compare_builds.py" --before "$bench" --after "$bench" --policies tlsf,tf_bfc --rounds 2 \
   --iterations 1 --count "$ratio_trace" --out "$work/cb.md" "$ratio_trace" > "$work/cb.out" 2> "$work/cb.err"
 expect "compare_builds.py runs" '[[ $? -eq 0 ]] || { cat "$work/cb.err"; false; }'
 expect "compare_builds.md has provenance and names both binaries" \
-  'grep -q "^- command: \`experiments/dev/compare_builds.py" "$work/cb.md" && grep -q "^- machine: " "$work/cb.md" &&
+  'grep -q "^- command: \`experiments/scripts/dev/compare_builds.py" "$work/cb.md" && grep -q "^- machine: " "$work/cb.md" &&
    [[ $(grep -c "^- input \(before\|after\): \`.*bench_allocators sha256 " "$work/cb.md") -eq 2 ]]'
 # Only the instructions' table: a time row whose two builds round alike matches it too.
 expect "compare_builds.py counts one binary's instructions alike" \
@@ -416,29 +416,29 @@ for label in before after; do
   printf '#!/bin/sh\nexec /usr/bin/python3 %s %s "$@"\n' "$work/fake_bench.py" "$label" > "$work/$label/bench_allocators"
   chmod +x "$work/$label/bench_allocators"
 done
-REAL_BENCH=$bench FAKE_LOG=$work/fake.log $py "$root/experiments/dev/compare_builds.py" --before "$work/before/bench_allocators" \
+REAL_BENCH=$bench FAKE_LOG=$work/fake.log $py "$root/experiments/scripts/dev/compare_builds.py" --before "$work/before/bench_allocators" \
   --after "$work/after/bench_allocators" --policies tlsf --rounds 3 --iterations 1 "$ratio_trace" > "$work/cb2.out" 2> "$work/cb2.err"
 expect "compare_builds.py alternates the builds' order from round to round" \
   '[[ $(tr "\n" " " < "$work/fake.log") == "before after after before before after " ]] || { cat "$work/cb2.err"; false; }'
 expect "compare_builds.py keeps each build's least ns/op and divides after by before" \
   'grep -qxF "| $cg_trace | tlsf | 10.0 | 20.0 | 2.000 |" "$work/cb2.out" && grep -qxF "| tlsf | 2.000 | 2.000-2.000 | 0 of 1 |" "$work/cb2.out"'
-$py "$root/experiments/dev/compare_builds.py" --before "$work/before/bench_allocators" --after "$bench" --count "$ratio_trace" \
+$py "$root/experiments/scripts/dev/compare_builds.py" --before "$work/before/bench_allocators" --after "$bench" --count "$ratio_trace" \
   --out "$work/cb-bad.md" "$ratio_trace" > /dev/null 2> "$work/cb.err"
 expect "compare_builds.py --count refuses a build without count_instructions, before measuring" \
   '[[ $? -eq 2 ]] && grep -q "needs .*before/count_instructions, beside the --before binary" "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
 for bad in "--policies tlsf,tlsf" "--after $work/no-such-bench" "$work/no-such.trace"; do
-  $py "$root/experiments/dev/compare_builds.py" --before "$bench" --after "$bench" $bad --out "$work/cb-bad.md" \
+  $py "$root/experiments/scripts/dev/compare_builds.py" --before "$bench" --after "$bench" $bad --out "$work/cb-bad.md" \
     "$ratio_trace" > /dev/null 2> "$work/cb.err"
   expect "compare_builds.py refuses $bad before measuring" '[[ $? -eq 2 && ! -e $work/cb-bad.md ]]'
 done
 twin="$work/twin/$(basename "$ratio_trace")"
 for bad in "$twin" "--count $ratio_trace --count $twin"; do
-  $py "$root/experiments/dev/compare_builds.py" --before "$bench" --after "$bench" --out "$work/cb-bad.md" $bad \
+  $py "$root/experiments/scripts/dev/compare_builds.py" --before "$bench" --after "$bench" --out "$work/cb-bad.md" $bad \
     "$ratio_trace" > /dev/null 2> "$work/cb.err"
   expect "compare_builds.py refuses two files of one trace name ($bad) before measuring" \
     '[[ $? -eq 2 ]] && grep -q "are both the trace $cg_trace: rename one" "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
 done
-$py "$root/experiments/dev/compare_builds.py" --before "$bench" --after "$bench" --policies no_such_policy --rounds 1 \
+$py "$root/experiments/scripts/dev/compare_builds.py" --before "$bench" --after "$bench" --policies no_such_policy --rounds 1 \
   --iterations 1 --out "$work/cb-bad.md" "$ratio_trace" > /dev/null 2> "$work/cb.err"
 expect "compare_builds.py stops where a build fails, showing why, and writes nothing" \
   '[[ $? -ne 0 ]] && grep -q "unknown policy .no_such_policy." "$work/cb.err" && [[ ! -e $work/cb-bad.md ]]'
@@ -451,7 +451,7 @@ err=$($py "$root/benchmarks/bench_torch_allocator.py" "$work/bad.trace" 2>&1); r
 expect "bench_torch_allocator.py names the bad line" '[[ $rc -ne 0 && $rc -ne 77 && $err == *"bad.trace:2: expected"* ]]'
 if ! $py -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   for script in benchmarks/bench_torch_allocator.py:"$work/ok.trace" plugins/pytorch/train_example.py:--plugin=$fraglab \
-                experiments/device/record_snapshot.py:--output=$work/s.pickle; do
+                experiments/scripts/device/record_snapshot.py:--output=$work/s.pickle; do
     err=$($py "$root/${script%%:*}" ${script#*:} 2>&1); rc=$?
     expect "${script%%:*} says why it cannot run here" '[[ $rc -eq 77 && ( $err == *"not installed here"* || $err == *"no CUDA device here"* ) ]]'
   done
@@ -469,7 +469,7 @@ echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04" > "$logs/device.txt"
 printf '[  PASSED  ] 11 tests.\n[  SKIPPED ] 2 tests, listed below:\n' > "$logs/unit-test_cuda_backends.log"
 printf 'policy tf_bfc: 300 steps in 5.8 s, loss 3.512 -> 2.875\nnoise\n' > "$logs/train-tf_bfc.log"
 printf 'addresses matched: 7038/7038\nsegments matched: 61/61\n' > "$logs/verify.log"
-$py "$root/experiments/device/gpu_checks.py" "$logs" --out-dir "$work/gpu" 2>/dev/null; rc=$?
+$py "$root/experiments/scripts/device/gpu_checks.py" "$logs" --out-dir "$work/gpu" 2>/dev/null; rc=$?
 expect "gpu_checks.py exits 1 for a failed step" '[[ $rc -eq 1 ]]'
 expect "gpu_checks.md records the device, counts, losses and matches" \
   'grep -q "^# GPU checks on NVIDIA H100" "$work/gpu/gpu_checks.md" &&
@@ -487,7 +487,7 @@ mkdir -p "$repo/results" && git -C "$repo" init -q &&
 commit_line() {  # OUTPUTS...: provenance's commit value in $repo, sparing OUTPUTS
   $py -c 'import sys; sys.path.insert(0, sys.argv[1]); import results_io
 print(dict(results_io.provenance("s.py", [], (), sys.argv[3:], sys.argv[2]))["commit"])' \
-    "$root/experiments/results" "$repo" "$@"
+    "$root/experiments/scripts/reproduce" "$repo" "$@"
 }
 echo new > "$repo/results/table.md"
 spared=$(commit_line results/table.md) unspared=$(commit_line)
@@ -497,7 +497,7 @@ expect "provenance spares the run's own outputs and no other change" \
   '[[ $spared =~ ^[0-9a-f]{40}$ && $unspared == *"(with uncommitted changes)" && $code_changed == *"(with uncommitted changes)" ]]'
 
 printf 'unit-test_cuda_backends ok\ntrain-tf_bfc maybe\n' > "$logs/steps.txt"
-err=$($py "$root/experiments/device/gpu_checks.py" "$logs" --out-dir "$work/gpu-bad" 2>&1); rc=$?
+err=$($py "$root/experiments/scripts/device/gpu_checks.py" "$logs" --out-dir "$work/gpu-bad" 2>&1); rc=$?
 expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
   '[[ $rc -ne 0 && $err == *"steps.txt:2: expected"* && ! -e $work/gpu-bad/gpu_checks.md ]]'
 
@@ -507,13 +507,13 @@ expect "gpu_checks.py names the bad line of steps.txt and writes nothing" \
 mkdir -p "$work/gpubuild/benchmarks" "$work/gpubuild/experiments"
 ln -s "$fraglab" "$work/gpubuild/experiments/fraglab"
 ln -s "$root/tests/experiments/cuda_bench_stand_in.py" "$work/gpubuild/benchmarks/bench_allocators"
-echo 0123abc > "$work/gpubuild/commit"  # as in a pack (experiments/device/pack_prebuilt.sh)
+echo 0123abc > "$work/gpubuild/commit"  # as in a pack (experiments/scripts/device/pack_prebuilt.sh)
 cp "$root/tests/fuzz/corpus/fuzz_pickle/snapshot_p4" "$work/tiny-snapshot.pickle"
-REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/device/gpu_speed_table.py" --build "$work/gpubuild" \
+REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/scripts/device/gpu_speed_table.py" --build "$work/gpubuild" \
   --out-dir "$work/gpuspeed" --rounds 1 --iterations 1 --min-events 2000 --snapshot "$work/tiny-snapshot.pickle" \
   2> "$work/gpuspeed.err"
 expect "gpu_speed_table.py runs" '[[ $? -eq 0 ]] || { cat "$work/gpuspeed.err"; false; }'
-snapshots=$(( $(ls "$root/../shared/traces/pytorch/"*.pickle 2>/dev/null | wc -l) + 1 ))
+snapshots=$(( $(ls "${FRAGLAB_SHARED_TRACES:-/nonexistent}/pytorch/"*.pickle 2>/dev/null | wc -l) + 1 ))
 expect "gpu_speed.csv: 5 subjects over cuda, 3 over host, 6 freed by address, per snapshot" \
   'provenance_ok "$work/gpuspeed/gpu_speed.csv" "trace,subject,kind,events,ns_per_op,ratio_to_cudaMalloc" &&
    [[ $(grep -vc -e "^#" -e "^trace," "$work/gpuspeed/gpu_speed.csv") -eq $((14 * snapshots)) &&
@@ -528,7 +528,7 @@ expect "gpu_speed.md names the device, the pack's commit, and has the freed-by-a
 
 mkdir -p "$work/twin-snapshot"
 cp "$work/tiny-snapshot.pickle" "$work/twin-snapshot/"
-REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/device/gpu_speed_table.py" --build "$work/gpubuild" \
+REAL_BENCH="$build/benchmarks/bench_allocators" $py "$root/experiments/scripts/device/gpu_speed_table.py" --build "$work/gpubuild" \
   --out-dir "$work/gpuspeed-twin" --rounds 1 --iterations 1 --snapshot "$work/tiny-snapshot.pickle" \
   --snapshot "$work/twin-snapshot/tiny-snapshot.pickle" 2> "$work/gpuspeed.err"
 expect "gpu_speed_table.py refuses two snapshots of one name, which would share a row, and writes nothing" \
@@ -537,7 +537,7 @@ expect "gpu_speed_table.py refuses two snapshots of one name, which would share 
 
 # Real TensorFlow: the eight programs and four random sequences recorded, verified and replayed.
 if "$root/.venv/bin/python" -c 'import tensorflow' 2>/dev/null; then
-  $py "$root/experiments/results/tensorflow_programs.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
+  $py "$root/experiments/scripts/reproduce/tensorflow_programs.py" --quick --fraglab "$fraglab" --out-dir "$work/out" \
     --work-dir "$work/tf" --jobs 2 2> "$work/tf.err"
   expect "tensorflow_programs.py runs, every program and sequence verified exactly" '[[ $? -eq 0 ]] || { cat "$work/tf.err"; false; }'
   expect "tensorflow.csv has provenance, TF's version and the table's columns" \

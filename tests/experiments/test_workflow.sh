@@ -30,7 +30,7 @@ expect "the smallest rule runs for real (gpu_allocators, quick)" '[[ $rc -eq 0 ]
 expect "it writes the table, its Markdown and its figure" \
   '[[ -s $work/results/gpu_allocators.csv && -s $work/results/gpu_allocators.md ]] && grep -q "<svg" "$work/results/gpu_allocators.svg"'
 expect "the table records the command from the repository" \
-  'grep -q "^# command: experiments/results/gpu_allocators.py --fraglab .* --quick --jobs 2$" "$work/results/gpu_allocators.csv"'
+  'grep -q "^# command: experiments/scripts/reproduce/gpu_allocators.py --fraglab .* --quick --jobs 2$" "$work/results/gpu_allocators.csv"'
 expect "its inputs were made by their own rule first" '[[ $out == *"rule dl_workloads:"* && -s $work/work/dl-quick/gpt2-fixed.fbin ]]'
 expect "nothing of the workflow's is left in the repository" '[[ ! -e $root/.snakemake ]]'
 

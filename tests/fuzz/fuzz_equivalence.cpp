@@ -14,8 +14,8 @@
 // is refused by the others). After every operation each allocator's invariants must hold,
 // and all must agree on an allocation's status, address and size, on every counter but
 // index_steps (what an index examines is what may differ), and on the whole memory map.
-#include "experiments/params/param_set.hpp"
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/params/param_set.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 #include "param_values.hpp"
 #include "policy_ops_driver.hpp"
 

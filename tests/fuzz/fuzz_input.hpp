@@ -5,8 +5,8 @@
 // throws input_error. Any other exception, a crash, a sanitizer report or a leak is a bug.
 #pragma once
 
-#include "experiments/trace/event_batches.hpp"
-#include "experiments/trace/input_error.hpp"
+#include <fraglab/runtime/io/input_error.hpp>
+#include <fraglab/runtime/trace/event_batches.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>

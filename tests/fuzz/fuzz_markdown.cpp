@@ -1,7 +1,7 @@
 // Markdown output (`--format md`, `report -o R.md`) of cells from outside on any bytes: every
 // row keeps its columns (no unescaped '|' splits a cell), and nothing a renderer would run or
 // fetch survives: no '<' and no '[' that is not escaped.
-#include "experiments/output/results_format.hpp"
+#include <fraglab/runtime/output/results_format.hpp>
 #include "fuzz_input.hpp"
 
 #include <string>

@@ -2,10 +2,10 @@
 // a problem is refused as input_error or planned, and every placement the planner returns
 // passes the independent check (policies/offline/validate.hpp) and, written back, reads back
 // as the same problem, in either convention of lifetimes.
-#include "experiments/plan/offline_problem.hpp"
+#include <fraglab/runtime/plan/offline_problem.hpp>
 #include "fuzz_input.hpp"
-#include "policies/offline/planner.hpp"
-#include "policies/offline/validate.hpp"
+#include <fraglab/policies/offline/planner.hpp>
+#include <fraglab/policies/offline/validate.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
 {

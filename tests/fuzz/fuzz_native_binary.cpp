@@ -1,7 +1,7 @@
 // The native binary reader on any bytes (the magic is prepended half of the time, so that
 // most inputs get past it), and the writer on what it accepts: re-encoding a decoded trace
 // must decode to the same events.
-#include "experiments/trace/native_binary.hpp"
+#include <fraglab/runtime/trace/native_binary.hpp>
 #include "fuzz_input.hpp"
 
 #include <sstream>

@@ -1,5 +1,5 @@
 // The native text reader on any bytes.
-#include "experiments/trace/native_text.hpp"
+#include <fraglab/runtime/trace/native_text.hpp>
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)

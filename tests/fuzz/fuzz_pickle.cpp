@@ -5,7 +5,7 @@
 // Byte-level mutation rarely builds what hostile pickles are made of (deep nesting, memo
 // references that make cycles, declared lengths far past the end, integers past 64 bits), so
 // a third of the mutations splice one such structure into the input instead.
-#include "experiments/pickle/pickle_reader.hpp"
+#include <fraglab/runtime/pickle/pickle_reader.hpp>
 #include "fuzz_input.hpp"
 
 #include <array>

@@ -2,7 +2,7 @@
 // builds them with their own parameters, under an optional capacity: policy_ops_driver.hpp
 // says which operations and what each must keep true. fuzz_policy_params varies the
 // parameters as well.
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/registry/composition.hpp>
 #include "policy_ops_driver.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>

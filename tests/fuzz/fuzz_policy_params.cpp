@@ -10,8 +10,8 @@
 // A setting is kept only where make_composition accepts it; one it refuses must say why
 // (std::invalid_argument with a message), as the command line shows it. The allocator built
 // from the settings kept must then keep every invariant of the operations' checks.
-#include "experiments/params/param_set.hpp"
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/params/param_set.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 #include "param_values.hpp"
 #include "policy_ops_driver.hpp"
 

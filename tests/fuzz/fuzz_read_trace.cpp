@@ -1,6 +1,6 @@
 // Any bytes through format detection and whichever reader it picks (native text, native
 // binary, RMM CSV, PyTorch snapshot, TensorFlow BFC log), then one full pass over the events.
-#include "experiments/trace/read_trace.hpp"
+#include <fraglab/runtime/trace/read_trace.hpp>
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)

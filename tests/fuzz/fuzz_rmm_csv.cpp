@@ -1,5 +1,5 @@
 // The RMM logging CSV reader on any bytes.
-#include "experiments/trace/rmm_csv.hpp"
+#include <fraglab/runtime/trace/rmm_csv.hpp>
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)

@@ -7,7 +7,7 @@
 // (tests/fuzz/make_corpus.py).
 #pragma once
 
-#include "experiments/params/param_set.hpp"
+#include <fraglab/runtime/params/param_set.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -31,7 +31,7 @@ struct key_values {
   unsigned low = 0, high = 0;                  // value_kind::count
 };
 
-// The known keys (experiments/params/param_set.cpp). The CUDA backends' own (device,
+// The known keys (experiments/runtime/params/parameter_table.cpp). The CUDA backends' own (device,
 // device_memory_fraction) are drawn too: no backend here reads them, so each must be refused
 // with its reason (check_backend_keys), never ignored.
 inline constexpr std::array keys{

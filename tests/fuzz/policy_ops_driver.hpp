@@ -14,7 +14,7 @@
 // long as this order stays: change it only with the seeds (tests/fuzz/make_corpus.py).
 #pragma once
 
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/registry/composition.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
 

@@ -16,8 +16,8 @@ expect "meson install puts the headers and fraglab.pc in place (exit $rc)" \
 pc=$(find "$work/root" -name fraglab.pc | head -1)
 prefix=$(sed -n 's/^prefix=//p' "$pc")
 cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$work/root$prefix" --cflags fraglab)
-expect "pkg-config names the installed include directories ($cflags)" '[[ $cflags == *"$work/root"*/include/fraglab* ]]'
-sed -E 's|#include "((engine\|policies\|backends)/[^"]*)"|#include <fraglab/\1>|' "$root/tests/docs/readme_example.cpp" > "$work/example.cpp"
+expect "pkg-config names the installed include directory ($cflags)" '[[ $cflags == *"$work/root"*/include* && $cflags != *include/fraglab* ]]'
+cp "$root/tests/docs/readme_example.cpp" "$work/example.cpp"
 expect "the example includes <fraglab/...> only" '! grep -q "#include \"" "$work/example.cpp" && grep -q "#include <fraglab/engine/allocator.hpp>" "$work/example.cpp"'
 # shellcheck disable=SC2086
 (cd "$work" && "$cxx" -std=c++20 -O1 $cflags example.cpp -o example) 2>"$work/compile.log"; rc=$?

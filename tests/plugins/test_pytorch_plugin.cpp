@@ -1,7 +1,7 @@
 // The PyTorch plug-in without PyTorch: its configuration, and its entry points loaded with
 // dlopen as PyTorch loads them, serving host memory to many threads at once.
-#include "plugins/pytorch/device_allocators.hpp"
-#include "plugins/pytorch/plugin_config.hpp"
+#include <fraglab/plugins/pytorch/device_allocators.hpp>
+#include <fraglab/plugins/pytorch/plugin_config.hpp>
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Split, size and growth rules on values computed by hand from their definitions.
-#include "policies/growth_rules.hpp"
-#include "policies/size_rules.hpp"
-#include "policies/split_rules.hpp"
+#include <fraglab/policies/growth_rules.hpp>
+#include <fraglab/policies/size_rules.hpp>
+#include <fraglab/policies/split_rules.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 """What the Python module's tests share: the command line to compare with, generated traces,
-and the shared real traces (../shared/traces beside the repository, when present)."""
+and the shared real traces (FRAGLAB_SHARED_TRACES, which `meson test` sets, when present)."""
 import io
 import os
 import subprocess
@@ -10,7 +10,8 @@ import pytest
 
 import fraglab
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
+# Where `meson test` says the shared traces lie (the shared_traces option); absent, they are skipped.
+SHARED = Path(os.environ.get("FRAGLAB_SHARED_TRACES") or "/nonexistent/shared/traces")
 FRAGLAB = os.environ.get("FRAGLAB", str(Path(__file__).resolve().parents[2] / "build" / "experiments" / "fraglab"))
 
 

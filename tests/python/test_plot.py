@@ -1,4 +1,4 @@
-"""experiments/results/plot.py's figures: a line never joins cells that differ in another varied key,
+"""experiments/scripts/reproduce/plot.py's figures: a line never joins cells that differ in another varied key,
 sizes in the unit that fits with plain ticks, axes from zero unless zoomed, legends beside the
 data, captions saying what the metric is and on which backend, sorted and log bars, and the
 live bytes every policy shares drawn once."""
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import cli
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "results"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "scripts" / "reproduce"))
 import plot  # noqa: E402
 
 

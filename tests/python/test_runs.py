@@ -123,7 +123,7 @@ def test_plan_under_a_node_budget_is_the_command_lines_placement(tmp_path):
     # A perfect packing of 200 buffers (offline_scale.py's), which the heuristics miss: under
     # a budget, with time to spare, the search stops at the same placement as the command
     # line's.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "results"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "scripts" / "reproduce"))
     from offline_scale import perfect_packing
     rows = [f"{i},{a},{b},{s}" for i, (a, b, s) in enumerate(perfect_packing(200, seed=3))]
     (tmp_path / "t.csv").write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
@@ -258,7 +258,7 @@ def test_run_returns_any_commands_table(generated):
 def test_the_results_scripts_run_fraglab_through_the_module(generated):
     import sys
     from conftest import FRAGLAB
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "results"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "scripts" / "reproduce"))
     import results_io
     assert results_io._module_beside(FRAGLAB) is not None, "the build's module beside its fraglab"
     args = ["replay", str(generated[0]), "-p", "tf_bfc,best_fit", "--backend", "simulated", "--repeat", "0"]

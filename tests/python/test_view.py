@@ -218,7 +218,7 @@ def test_the_readmes_screenshots_are_taken_by_the_browser(tmp_path):
     from pathlib import Path
     from conftest import FRAGLAB
     from matplotlib import image
-    script = Path(__file__).resolve().parents[2] / "experiments" / "dev" / "screenshots.py"
+    script = Path(__file__).resolve().parents[2] / "experiments" / "scripts" / "dev" / "screenshots.py"
     done = subprocess.run([sys.executable, str(script), "--fraglab", FRAGLAB, "--out-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""experiments/results/xla_buffers.py: XLA's buffer assignment read as a planning problem with
+"""experiments/scripts/reproduce/xla_buffers.py: XLA's buffer assignment read as a planning problem with
 XLA's own placement, on a hand-made dump whose buffers are worked out here, on a real dump of
 JAX's (an LSTM's training step compiled with lax.scan, tests/policies/offline/data), and its
 refusals."""
@@ -12,10 +12,10 @@ import pytest
 from conftest import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments" / "results"))
+sys.path.insert(0, str(ROOT / "experiments" / "scripts" / "reproduce"))
 import xla_buffers  # noqa: E402
 
-SCRIPT = ROOT / "experiments" / "results" / "xla_buffers.py"
+SCRIPT = ROOT / "experiments" / "scripts" / "reproduce" / "xla_buffers.py"
 CHECK = ROOT / "tests" / "policies" / "offline" / "check_placement.py"
 LSTM = ROOT / "tests" / "policies" / "offline" / "data" / "xla_lstm_scan"
 

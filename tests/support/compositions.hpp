@@ -2,7 +2,7 @@
 // suites.
 #pragma once
 
-#include "policies/compositions.hpp"
+#include <fraglab/policies/compositions.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,10 @@
 // Small constructors for allocators in tests.
 #pragma once
 
-#include "backends/heap_backend.hpp"
-#include "backends/simulated_backend.hpp"
-#include "engine/allocator.hpp"
+#include <fraglab/backends/heap_backend.hpp>
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/engine/allocator.hpp>
+#include <fraglab/policies/growth_rules.hpp>
 
 #include <memory>
 #include <vector>

@@ -9,8 +9,8 @@
 // are live and references are then freed through it.
 #pragma once
 
-#include "engine/results.hpp"
-#include "experiments/gen/rng.hpp"
+#include <fraglab/engine/results.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <gtest/gtest.h>
 

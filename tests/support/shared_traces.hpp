@@ -1,6 +1,6 @@
-// The real traces beside the checkout (../shared/traces, shared/traces/README.md): tests that
-// use them look there, from the build folder or the source root, and skip, saying so, where
-// they are absent.
+// The real traces beside the checkout (shared/traces/README.md), where FRAGLAB_SHARED_TRACES
+// says, which `meson test` sets from the shared_traces option: tests that use them skip,
+// saying so, where they are absent.
 #pragma once
 
 #include <cstdlib>
@@ -9,18 +9,13 @@
 
 namespace fraglab::testing {
 
-// The folder `sub` of ../shared/traces (e.g. "pytorch"), or empty where it is absent.
+// The folder `sub` of the shared traces (e.g. "pytorch"), or empty where it is absent.
 inline std::filesystem::path shared_traces(std::string const& sub)
 {
-  for (char const* up : {"../", "../../", "../../../"}) {
-    std::filesystem::path const p = std::string(up) + "shared/traces/" + sub;
-    if (std::filesystem::is_directory(p)) return p;
-  }
-  if (char const* src = std::getenv("MESON_SOURCE_ROOT"); src != nullptr) {
-    auto const p = std::filesystem::path(src) / "../shared/traces" / sub;
-    if (std::filesystem::is_directory(p)) return p;
-  }
-  return {};
+  char const* const root = std::getenv("FRAGLAB_SHARED_TRACES");
+  if (root == nullptr || *root == '\0') return {};
+  std::filesystem::path const p = std::filesystem::path(root) / sub;
+  return std::filesystem::is_directory(p) ? p : std::filesystem::path{};
 }
 
 }  // namespace fraglab::testing

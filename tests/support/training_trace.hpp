@@ -3,8 +3,8 @@
 // simulated backend: the same acquisitions, peaks and failures; only the addresses differ.
 #pragma once
 
-#include "experiments/gen/transformer_training.hpp"
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/gen/transformer_training.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 
 #include <gtest/gtest.h>
 

@@ -21,7 +21,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/expect.sh"
-programs=$root/experiments/workloads/tensorflow
+programs=$root/experiments/scripts/workloads/tensorflow
 
 "$fraglab" record-tf -o "$work/mlp.tflog.zst" -- "$python" "$programs/mlp_train.py" --steps 4 >"$work/out.txt" 2>"$work/err.txt"; rc=$?
 expect "record-tf runs the program and keeps its output (exit $rc)" '[[ $rc -eq 0 && $(cat "$work/out.txt") == loss* ]]'

@@ -3,7 +3,7 @@
 // accumulate over millions of malloc/free pairs. Its memory comes from mmap.
 #pragma once
 
-#include "experiments/tracer/detail/raw_memory.hpp"
+#include <fraglab/tracer/detail/raw_memory.hpp>
 
 #include <cstddef>
 #include <cstdint>

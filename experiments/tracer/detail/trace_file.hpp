@@ -4,7 +4,7 @@
 // or a fork's child exiting leaves a valid trace once the tracer has flushed it.
 #pragma once
 
-#include "experiments/trace/detail/native_binary_layout.hpp"
+#include <fraglab/runtime/trace/detail/native_binary_layout.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

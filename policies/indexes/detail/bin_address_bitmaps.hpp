@@ -29,10 +29,10 @@
 // in one array.
 #pragma once
 
-#include "engine/detail/bits.hpp"
-#include "engine/detail/hot_cold.hpp"
-#include "policies/indexes/detail/unit_address_set.hpp"
-#include "policies/indexes/size_address_order.hpp"
+#include <fraglab/engine/detail/bits.hpp>
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/policies/indexes/detail/unit_address_set.hpp>
+#include <fraglab/policies/indexes/size_address_order.hpp>
 
 #include <algorithm>
 #include <bit>

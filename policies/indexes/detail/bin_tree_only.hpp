@@ -3,7 +3,7 @@
 // Each call is the tree's own operation, so a bin costs its tree's header and no more.
 #pragma once
 
-#include "policies/indexes/size_address_order.hpp"
+#include <fraglab/policies/indexes/size_address_order.hpp>
 
 #include <cstddef>
 #include <cstdint>

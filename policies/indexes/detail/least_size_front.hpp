@@ -22,9 +22,9 @@
 // tree in the array of their other bins.
 #pragma once
 
-#include "engine/detail/hot_cold.hpp"
-#include "policies/indexes/detail/unit_address_set.hpp"
-#include "policies/indexes/size_address_order.hpp"
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/policies/indexes/detail/unit_address_set.hpp>
+#include <fraglab/policies/indexes/size_address_order.hpp>
 
 #include <cstddef>
 #include <cstdint>

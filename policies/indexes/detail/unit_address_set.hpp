@@ -20,8 +20,8 @@
 // per lookup: 14-37% slower.)
 #pragma once
 
-#include "engine/detail/hot_cold.hpp"
-#include "engine/detail/lazy_zero_array.hpp"
+#include <fraglab/engine/detail/hot_cold.hpp>
+#include <fraglab/engine/detail/lazy_zero_array.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -2,7 +2,7 @@
 // of which the same buffers are live. A buffer spans sections [first, last).
 #pragma once
 
-#include "policies/offline/problem.hpp"
+#include <fraglab/policies/offline/problem.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -5,14 +5,15 @@
 // walkthrough's C++ in step 2 is compose_example.cpp, built and run as a test of its own.
 // tests/docs/check_doc_code.py checks that every C++ block of the document is text of
 // these files, so that the document shows code that compiles and passes.
+#include <fraglab/backends/heap_backend.hpp>
+#include <fraglab/policies/policy.hpp>
 #include "engine/conformance_suite.hpp"
 #include "engine/randomized_invariants_suite.hpp"
-#include "backends/heap_backend.hpp"
-#include "experiments/registry/composition_impl.hpp"
-#include "experiments/registry/config_from_params.hpp"
-#include "experiments/registry/instantiations.hpp"
-#include "policies/fits/exact_or_worst_fit.hpp"
-#include "policies/presets/tagged_best_fit.hpp"
+#include <fraglab/policies/fits/exact_or_worst_fit.hpp>
+#include <fraglab/policies/presets/tagged_best_fit.hpp>
+#include <fraglab/runtime/registry/composition_impl.hpp>
+#include <fraglab/runtime/registry/config_from_params.hpp>
+#include <fraglab/runtime/registry/instantiations.hpp>
 #include "support/scenarios.hpp"
 
 #include <gtest/gtest.h>
@@ -61,7 +62,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Walkthrough, RandomizedInvariants, walkthrough_co
 namespace fraglab::registry_detail {
 namespace {
 
-// Step 4.1: the registry's row for the pair, made as experiments/registry/instantiate_*.cpp
+// Step 4.1: the registry's row for the pair, made as experiments/runtime/registry/instantiate_*.cpp
 // make theirs from policies/compositions.hpp's lists.
 TEST(Walkthrough, TheRegistryRowBuildsTheComposition)
 {
@@ -82,7 +83,7 @@ TEST(Walkthrough, TheRegistryRowBuildsTheComposition)
 namespace fraglab {
 namespace {
 
-// Step 7.2: the preset's defaults for its row in experiments/registry/registry.cpp.
+// Step 7.2: the preset's defaults for its row in experiments/runtime/registry/registry.cpp.
 param_set tagged_best_fit_defaults()
 {
   return registry_detail::preset_defaults(presets::tagged_best_fit::make_config<any_backend>());

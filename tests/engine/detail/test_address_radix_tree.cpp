@@ -1,7 +1,7 @@
 // The live-address map's radix tree: its leaves and directory pages counted by hand, and
 // against std::unordered_map on random inserts and extractions over two directories.
-#include "engine/detail/address_radix_tree.hpp"
-#include "experiments/gen/rng.hpp"
+#include <fraglab/engine/detail/address_radix_tree.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // lazy_zero_array: zeros that cost only the pages written, counted with mincore(2), which
 // reports the resident pages of a mapping exactly; given back when its owner goes.
-#include "engine/detail/lazy_zero_array.hpp"
+#include <fraglab/engine/detail/lazy_zero_array.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 // blocks 4 KiB apart, one or two to a leaf, outgrow its bound and move to the hash table,
 // where their equal low bits form runs of probes and extracting from the middle of a run
 // exercises the backward shift. Address 0 is used too: emptiness is not an address.
-#include "engine/detail/address_hash_table.hpp"
-#include "engine/detail/address_radix_tree.hpp"
-#include "engine/detail/live_address_map.hpp"
-#include "experiments/gen/rng.hpp"
+#include <fraglab/engine/detail/address_hash_table.hpp>
+#include <fraglab/engine/detail/address_radix_tree.hpp>
+#include <fraglab/engine/detail/live_address_map.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,16 +1,16 @@
 // Each free index against a brute-force model: random inserts and erases of chunks with
 // random sizes and addresses, and after every step each query the index serves must name
 // the chunk the rule defines. Plus hand-checked shapes (bins, TLSF classes).
-#include "engine/chunk.hpp"
-#include "engine/concepts.hpp"
-#include "experiments/gen/rng.hpp"
-#include "policies/indexes/address_ordered_tree_index.hpp"
-#include "policies/indexes/bins_index.hpp"
-#include "policies/indexes/fine_bins_index.hpp"
-#include "policies/indexes/list_index.hpp"
-#include "policies/indexes/segregated_index.hpp"
-#include "policies/indexes/tree_index.hpp"
-#include "policies/fits.hpp"
+#include <fraglab/engine/chunk.hpp>
+#include <fraglab/engine/concepts.hpp>
+#include <fraglab/policies/fits.hpp>
+#include <fraglab/policies/indexes/address_ordered_tree_index.hpp>
+#include <fraglab/policies/indexes/bins_index.hpp>
+#include <fraglab/policies/indexes/fine_bins_index.hpp>
+#include <fraglab/policies/indexes/list_index.hpp>
+#include <fraglab/policies/indexes/segregated_index.hpp>
+#include <fraglab/policies/indexes/tree_index.hpp>
+#include <fraglab/runtime/gen/rng.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // heuristics' decisions on a hand-worked instance, the planner's optimum against a brute
 // force on random instances, proofs of infeasibility, alignment and capacity, and no
 // overlapping placement ever emitted.
-#include "policies/offline/planner.hpp"
+#include <fraglab/policies/offline/planner.hpp>
 #include "support/shared_traces.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // buddy and segregated_pow2 decisions on scenarios computed by hand from their rules, run
 // through the registry exactly as `fraglab replay -p NAME` runs them (heap backend, 4 KiB
 // pages, base 2^32).
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/registry/composition.hpp>
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // dlmalloc's decisions on scenarios computed by hand from malloc.c 2.8.6's rules, through
 // the registry as `fraglab replay -p dlmalloc` runs it (heap backend at 2^32, 4 KiB pages).
-#include "experiments/registry/composition.hpp"
+#include <fraglab/runtime/registry/composition.hpp>
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // gmlake's decisions on scenarios worked by hand from GMLake's rules
 // (policies/presets/gmlake.hpp), its invariants on random sequences, and its agreement with
 // pytorch_caching where stitching never applies.
-#include "backends/simulated_backend.hpp"
-#include "experiments/registry/composition.hpp"
-#include "policies/presets/gmlake.hpp"
-#include "policies/presets/pytorch_caching.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/policies/presets/gmlake.hpp>
+#include <fraglab/policies/presets/pytorch_caching.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>

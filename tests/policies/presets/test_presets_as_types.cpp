@@ -2,11 +2,11 @@
 // built from C++ alone with their make_config, make every decision their names make through
 // the registry, on a randomized sequence of allocations and frees; and the registry's
 // defaults for those names are their configs'.
-#include "experiments/registry/composition.hpp"
-#include "experiments/registry/config_from_params.hpp"
-#include "policies/presets/classic.hpp"
-#include "policies/presets/rmm_pool.hpp"
-#include "policies/presets/tlsf.hpp"
+#include <fraglab/policies/presets/classic.hpp>
+#include <fraglab/policies/presets/rmm_pool.hpp>
+#include <fraglab/policies/presets/tlsf.hpp>
+#include <fraglab/runtime/registry/composition.hpp>
+#include <fraglab/runtime/registry/config_from_params.hpp>
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // pytorch_caching's decisions on scenarios computed from PyTorch's rules, and exact
 // agreement with PyTorch's recorded decisions on the snapshots in ../shared/traces.
-#include "backends/simulated_backend.hpp"
-#include "experiments/replay/verify_snapshot.hpp"
-#include "experiments/trace/pytorch_snapshot.hpp"
-#include "policies/presets/pytorch_caching.hpp"
-#include "policies/presets/pytorch_memory_stats.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/policies/presets/pytorch_caching.hpp>
+#include <fraglab/policies/presets/pytorch_memory_stats.hpp>
+#include <fraglab/runtime/inspect/verify_snapshot.hpp>
+#include <fraglab/runtime/trace/pytorch_snapshot.hpp>
 #include "support/fixtures.hpp"
 #include "support/shared_traces.hpp"
 

@@ -1,8 +1,8 @@
 // tf_bfc's decisions on scenarios computed by hand from TF's rules, including the
 // behaviours TF's own tests document.
-#include "backends/simulated_backend.hpp"
-#include "policies/presets/tf_bfc.hpp"
-#include "policies/presets/tf_memory_dump.hpp"
+#include <fraglab/backends/simulated_backend.hpp>
+#include <fraglab/policies/presets/tf_bfc.hpp>
+#include <fraglab/policies/presets/tf_memory_dump.hpp>
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
