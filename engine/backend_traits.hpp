@@ -18,6 +18,7 @@
 #pragma once
 
 #include <fraglab/engine/concepts.hpp>
+#include <fraglab/engine/detail/hook_set.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -37,22 +38,8 @@ enum class backend_hook : std::uint32_t {
   follow = 1u << 6,           // b.follow(span<planned_segment const>): a recording's addresses handed out
 };
 
-constexpr backend_hook operator|(backend_hook a, backend_hook b) noexcept
-{
-  return static_cast<backend_hook>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
-}
-constexpr bool has(backend_hook set, backend_hook h) noexcept
-{
-  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(h)) != 0;
-}
-
-// What `B::hooks` declares; none where it declares nothing.
-template <class B>
-constexpr backend_hook declared_backend_hooks() noexcept
-{
-  if constexpr (requires { { B::hooks } -> std::convertible_to<backend_hook>; }) return B::hooks;
-  else return backend_hook::none;
-}
+template <>
+inline constexpr bool detail::is_hook_set<backend_hook> = true;
 
 template <class B>
 struct backend_traits {
@@ -67,7 +54,7 @@ struct backend_traits {
   static constexpr bool unmap_alias = requires(B b, std::uintptr_t at, std::size_t n) { b.unmap_alias(at, n); };
   static constexpr bool follow = requires(B b, std::span<planned_segment const> plan) { b.follow(plan); };
 
-  static constexpr backend_hook declared = declared_backend_hooks<B>();
+  static constexpr backend_hook declared = detail::declared_hook_set<backend_hook, B>();
   static_assert(has(declared, backend_hook::next_address) == next_address,
                 "backend: next_address() const -> std::uintptr_t must be declared in `hooks` exactly when it is defined");
   static_assert(has(declared, backend_hook::acquire_mapping) == acquire_mapping,

@@ -17,6 +17,8 @@
 // but not declared.
 #pragma once
 
+#include <fraglab/engine/detail/hook_set.hpp>
+
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -42,21 +44,14 @@ enum class part_hook : std::uint32_t {
   split_override = 1u << 9,  // ix.split_override(c, n) -> std::optional<bool>
 };
 
-constexpr part_hook operator|(part_hook a, part_hook b) noexcept
-{
-  return static_cast<part_hook>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
-}
-constexpr bool has(part_hook set, part_hook h) noexcept
-{
-  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(h)) != 0;
-}
+template <>
+inline constexpr bool detail::is_hook_set<part_hook> = true;
 
 // What `Part::hooks` declares; none where it declares nothing.
 template <class Part>
 constexpr part_hook declared_hooks() noexcept
 {
-  if constexpr (requires { { Part::hooks } -> std::convertible_to<part_hook>; }) return Part::hooks;
-  else return part_hook::none;
+  return detail::declared_hook_set<part_hook, Part>();
 }
 
 // Whether a part declares only hooks of its own kind: the engine would never call another's.
